@@ -26,7 +26,7 @@ _CHILD = r"""
 import json, resource, sys, time, gc
 from hloidx.hlo.syntax import parse_hlo
 from hloidx.hlo.analysis import analyze
-from hloidx.report import module_to_json
+from hloidx.hlo.report import module_to_json
 path, verify = sys.argv[1], sys.argv[2] == "1"
 text = open(path, encoding="utf-8").read()
 t0 = time.perf_counter()

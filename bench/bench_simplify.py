@@ -4,13 +4,13 @@ For each map: does ``simplify`` reach the simplest known form (structurally equa
 canonical summand order; for XLA's cases, also counted when the relation is equal and our
 printed map is no longer than XLA's expected one), and how long one call takes, three ways:
 
-* ``cold``: every memo table cleared before the call (``hloidx.simplify.clear_caches``);
+* ``cold``: every memo table cleared before the call (``hloidx.maps.simplify.clear_caches``);
   median over ``--repeat`` calls — the cost of simplifying a map never seen before;
 * ``first``: the first call on the map in one pass over the corpus, keeping what earlier
   maps left in the shared caches (what a long run such as ``hloidx maps`` sees);
 * ``repeat``: a call on a map simplified before (memoised by map).
 
-When ``hloidx.equivalence`` exists, each simplification is also verified and its cost and
+When ``hloidx.maps.equivalence`` exists, each simplification is also verified and its cost and
 verdict mix reported.
 
     python bench/bench_simplify.py [--repeat 5] [--no-verify] [--misses]
@@ -30,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from map_corpus import CorpusEntry, corpus
 
-from hloidx.expr import sort_summands
-from hloidx.indexing_map import IndexingMap
-from hloidx.map_printer import format_map
-from hloidx.simplify import clear_caches, simplify
+from hloidx.maps.expr import sort_summands
+from hloidx.maps.indexing_map import IndexingMap
+from hloidx.maps.printer import format_map
+from hloidx.maps.simplify import clear_caches, simplify
 
 
 def canonical(m: IndexingMap) -> IndexingMap:
@@ -75,7 +75,7 @@ def main() -> None:
     verifier = None
     if not args.no_verify:
         try:
-            from hloidx.equivalence import verify as verifier
+            from hloidx.maps.equivalence import verify as verifier
         except ImportError:
             verifier = None
 

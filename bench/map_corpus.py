@@ -23,9 +23,9 @@ import random
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hloidx.expr import const, dim, floordiv, mod
+from hloidx.maps.expr import const, dim, floordiv, mod
 from hloidx.hlo.reshape import linearized_reshape_map
-from hloidx.indexing_map import IndexingMap, compose
+from hloidx.maps.indexing_map import IndexingMap, compose
 
 MAP_CASES = Path("/work/shared/xla-tests/map_cases.json")
 
@@ -176,7 +176,7 @@ def _xla_cases() -> list[CorpusEntry]:
     if not MAP_CASES.exists():
         return []
     try:
-        from hloidx.map_syntax import parse_map
+        from hloidx.maps.syntax import parse_map
     except ImportError:
         return []
     out = []

@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from map_corpus import corpus  # noqa: E402
 
-from hloidx.map_printer import format_map  # noqa: E402
-from hloidx.simplify import simplify, simplify_with_rules  # noqa: E402
+from hloidx.maps.printer import format_map  # noqa: E402
+from hloidx.maps.simplify import simplify, simplify_with_rules  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 
@@ -49,7 +49,7 @@ def corpus_lines() -> list[str]:
 def module_lines(pattern: str, verify: bool) -> list[str]:
     from hloidx.hlo.analysis import analyze
     from hloidx.hlo.syntax import parse_hlo
-    from hloidx.report import module_to_json
+    from hloidx.hlo.report import module_to_json
 
     lines = []
     for path in sorted(CORPUS.glob(pattern)):

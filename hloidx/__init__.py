@@ -18,12 +18,12 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from .hlo.ir import HloModule
-    from .indexing_map import IndexingMap
+    from .maps.indexing_map import IndexingMap
 
 
 def parse_map(text: str, name: str = "<map>") -> IndexingMap:
     """Parse a map in XLA's text format (raises ``MapSyntaxError`` with a location)."""
-    from .map_syntax import parse_map as _parse
+    from .maps.syntax import parse_map as _parse
 
     return _parse(text, name)
 
@@ -32,14 +32,14 @@ def format_map(
     indexing_map: IndexingMap, floordiv_spelling: str = "floordiv", multiline: bool = False
 ) -> str:
     """Print a map exactly as XLA does (one line, or one domain entry per line)."""
-    from .map_printer import format_map as _format
+    from .maps.printer import format_map as _format
 
     return _format(indexing_map, floordiv_spelling=floordiv_spelling, multiline=multiline)
 
 
 def simplify(indexing_map: IndexingMap, *, remove_unused: bool = False) -> IndexingMap:
     """The simplified map; ``remove_unused`` also drops unused range and runtime variables."""
-    from .simplify import simplify as _simplify
+    from .maps.simplify import simplify as _simplify
 
     return _simplify(indexing_map, remove_unused=remove_unused)
 
@@ -48,14 +48,14 @@ def simplify_with_rules(
     indexing_map: IndexingMap, *, remove_unused: bool = False
 ) -> tuple[IndexingMap, list[Any]]:
     """The simplified map and the rules applied, each with the map after it (``AppliedRule``)."""
-    from .simplify import simplify_with_rules as _simplify_with_rules
+    from .maps.simplify import simplify_with_rules as _simplify_with_rules
 
     return _simplify_with_rules(indexing_map, remove_unused=remove_unused)
 
 
 def verify(original: IndexingMap, simplified: IndexingMap, **options: Any) -> Any:
     """A ``Verdict``: proved, exhaustive, sampled or refuted (with a counterexample)."""
-    from .equivalence import verify as _verify
+    from .maps.equivalence import verify as _verify
 
     return _verify(original, simplified, **options)
 

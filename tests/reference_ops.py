@@ -9,7 +9,7 @@ loop over the contracted positions. What an output element *reads* is then its s
 
 :func:`reads` turns an output's provenance into the relation ``{(output index, operand
 index)}`` for one operand, which the tests compare with the relation of an op rule's maps
-enumerated by :mod:`hloidx.domain`.
+enumerated by :mod:`hloidx.maps.domain`.
 """
 
 from __future__ import annotations

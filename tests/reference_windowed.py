@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from hloidx.domain import evaluate_results, feasible_points
-from hloidx.expr import VarKind
+from hloidx.maps.domain import evaluate_results, feasible_points
+from hloidx.maps.expr import VarKind
 from hloidx.hlo.op_rules import OperandIndexing
 
 Index = tuple[int, ...]

@@ -1,8 +1,8 @@
 """Hypothesis strategies for expressions and small indexing maps, shared by the test suites.
 
-Everything is built through the builders of ``hloidx.expr`` (so the trees are the ones the
+Everything is built through the builders of ``hloidx.maps.expr`` (so the trees are the ones the
 library itself would build) and kept small: variable bounds are a handful of values and the
-box of every map is capped by ``max_size``, so ``hloidx.domain`` can enumerate any map drawn
+box of every map is capped by ``max_size``, so ``hloidx.maps.domain`` can enumerate any map drawn
 here. Constant divisors are always positive; variable divisors are never drawn (a divisor
 that can be zero makes evaluation undefined, which is a separate concern).
 
@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 from hypothesis import strategies as st
 
-from hloidx.expr import (
+from hloidx.maps.expr import (
     Const,
     Expr,
     Var,
@@ -40,8 +40,8 @@ from hloidx.expr import (
     rt_var,
     sub,
 )
-from hloidx.indexing_map import IndexingMap, Variable
-from hloidx.interval import Interval
+from hloidx.maps.indexing_map import IndexingMap, Variable
+from hloidx.maps.interval import Interval
 
 #: Operator names accepted by ``expressions(ops=...)``.
 ALL_OPS: frozenset[str] = frozenset(

@@ -1,6 +1,6 @@
 """The bad-input battery: >= 1,000 broken HLO files and >= 500 broken or extreme maps.
 
-Every input runs through the real command-line entry point (``hloidx.cli.main``) in-process
+Every input runs through the real command-line entry point (``hloidx.cli.main.main``) in-process
 with a per-input time limit. Each must end with exit code 0 (valid input) or 2 (a located
 diagnostic on stderr), never a traceback, never a hang, never unbounded enumeration; and in a
 file with one broken instruction, every instruction that does not depend on it is still
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from battery_inputs import hlo_cases, map_cases
 
-from hloidx.cli import main
+from hloidx.cli.main import main
 
 PER_INPUT_SECONDS = 20
 _LOCATED = re.compile(r"^[^\s:][^:]*:\d+:\d+: error: ", re.MULTILINE)

@@ -7,7 +7,7 @@ Evidence (the committed ``samples/**/*.expected`` are never trusted on their own
   from (a test re-reads the seed to prove the transcription), parsed with ``parse_map`` and
   compared with the expectation by relation (enumerated, or ``equivalence.verify`` when the
   domain is too large to enumerate);
-* the provenance oracle (``hloidx.oracle``, no shared code with the map rules) agrees with
+* the provenance oracle (``hloidx.check.oracle``, no shared code with the map rules) agrees with
   the maps of every sample small enough for it; the six samples beyond its size limit are
   checked on scaled copies (the rules do not depend on the sizes);
 * ``hloidx check samples/`` passes, i.e. the analysis reproduces every expectation.
@@ -25,7 +25,7 @@ import pytest
 from click.testing import CliRunner
 
 from hloidx import parse_map
-from hloidx.check import (
+from hloidx.check.expectations import (
     ExpectationSyntaxError,
     _analyse,
     _lookup,
@@ -37,11 +37,11 @@ from hloidx.check import (
     oracle_check,
     parse_expectation,
 )
-from hloidx.check import FileResult as _FileResult
-from hloidx.cli import cli
-from hloidx.domain import relation
+from hloidx.check.expectations import FileResult as _FileResult
+from hloidx.cli.main import cli
+from hloidx.maps.domain import relation
 from hloidx.errors import EnumerationLimitError
-from hloidx.indexing_map import IndexingMap
+from hloidx.maps.indexing_map import IndexingMap
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
@@ -239,7 +239,7 @@ def same_relation(a: IndexingMap, b: IndexingMap) -> bool:
     try:
         return relation(a, 200_000, with_runtime=with_rt) == relation(b, 200_000, with_runtime=with_rt)
     except EnumerationLimitError:
-        from hloidx.equivalence import verify
+        from hloidx.maps.equivalence import verify
 
         return verify(a, b).is_certain
 
@@ -334,7 +334,8 @@ def test_oracle_agrees_with_sample(sample: str, tmp_path: Path) -> None:
 
 
 def test_oracle_contradicts_seed001_concat_operand1() -> None:
-    from hloidx import oracle, parse_hlo
+    from hloidx import parse_hlo
+    from hloidx.check import oracle
 
     module = parse_hlo((SAMPLES / "seed001/concat.hlo").read_text())
     truth = oracle.oracle_relation(module.entry.root, 1)

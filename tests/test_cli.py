@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from hloidx.cli import cli, main
+from hloidx.cli.main import cli, main
 
 SIMPLE_HLO = """HloModule m
 ENTRY e {

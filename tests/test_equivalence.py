@@ -2,7 +2,7 @@
 
 Every pair here is written by hand (or derived by a hypothesis strategy); whether it is
 really equal is decided by an oracle that shares nothing with the checker: the relation of
-each map enumerated by ``hloidx.domain``, and counterexamples re-evaluated point by point.
+each map enumerated by ``hloidx.maps.domain``, and counterexamples re-evaluated point by point.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strategies import indexing_maps
 
-from hloidx.domain import relation
-from hloidx.equivalence import Verdict, to_sympy, verify
+from hloidx.maps.domain import relation
+from hloidx.maps.equivalence import Verdict, to_sympy, verify
 from hloidx.errors import DomainError
-from hloidx.expr import (
+from hloidx.maps.expr import (
     Add,
     Expr,
     Var,
@@ -31,9 +31,9 @@ from hloidx.expr import (
     rebuild,
     rt_var,
 )
-from hloidx.indexing_map import IndexingMap, Variable
-from hloidx.interval import Interval
-from hloidx.map_syntax import parse_map
+from hloidx.maps.indexing_map import IndexingMap, Variable
+from hloidx.maps.interval import Interval
+from hloidx.maps.syntax import parse_map
 
 # ---------------------------------------------------------------------------
 # Oracle helpers
@@ -74,7 +74,7 @@ def _pinned(variables: tuple[Variable, ...], values: list[int]) -> tuple[Variabl
 
 
 def _relation_at(m: IndexingMap, key: dict[str, int], with_runtime: bool) -> set[tuple[int, ...]]:
-    """The result tuples of ``m`` at one dimension point (enumerated by ``hloidx.domain``)."""
+    """The result tuples of ``m`` at one dimension point (enumerated by ``hloidx.maps.domain``)."""
     dims = _pinned(m.dim_vars, [key[f"d{i}"] for i in range(m.num_dims)])
     rts = m.rt_vars
     if with_runtime:

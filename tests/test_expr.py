@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from strategies import expressions
 
 from hloidx.errors import DomainError
-from hloidx.expr import (
+from hloidx.maps.expr import (
     Add,
     Const,
     Mul,
@@ -141,7 +141,7 @@ def test_const_identity_and_hash():
 @settings(max_examples=200, deadline=None)
 @given(expressions(2, 1, 1, max_depth=3), expressions(2, 1, 1, max_depth=3))
 def test_equality_is_structural_and_equal_trees_hash_equal(a, b):
-    from hloidx.expr import replace_vars
+    from hloidx.maps.expr import replace_vars
 
     copy = replace_vars(a, {})  # the same object: no replacement
     assert copy is a
@@ -153,7 +153,7 @@ def test_equality_is_structural_and_equal_trees_hash_equal(a, b):
 
 
 def _rebuild_deep(node):
-    from hloidx.expr import Add, BinaryExpr, Const, Var
+    from hloidx.maps.expr import Add, BinaryExpr, Const, Var
 
     if type(node) is Const:
         return Const(node.value)

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 from hloidx import parse_hlo, parse_map
-from hloidx.domain import relation
+from hloidx.maps.domain import relation
 from hloidx.hlo import fusion
 from hloidx.hlo.op_rules import RuntimeVar
-from hloidx.indexing_map import IndexingMap
-from hloidx.interval import Interval
-from hloidx.map_printer import format_map
-from hloidx.oracle import check_instruction, oracle_relation, reads
+from hloidx.maps.indexing_map import IndexingMap
+from hloidx.maps.interval import Interval
+from hloidx.maps.printer import format_map
+from hloidx.check.oracle import check_instruction, oracle_relation, reads
 
 
 def root(text: str):
@@ -478,7 +478,7 @@ def _runtime_tracked(producer_name: str, read: str, bounds: Interval) -> fusion.
     module = parse_hlo(RUNTIME_PRODUCER)
     producer = module.entry.by_name[producer_name]
     m = IndexingMap.build([parse_map("(d0)[s0] -> (d0, s0), domain: d0 in [0, 11], s0 in [0, 0]").results[0],
-                           __import__("hloidx.expr", fromlist=["rt_var"]).rt_var(0)], [12], rt_bounds=[bounds])
+                           __import__("hloidx.maps.expr", fromlist=["rt_var"]).rt_var(0)], [12], rt_bounds=[bounds])
     return fusion.Tracked(m, (RuntimeVar(producer, parse_map(read)),))
 
 

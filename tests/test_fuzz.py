@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from hloidx.errors import HloidxError
 from hloidx.hlo.syntax import parse_hlo, parse_hlo_lenient
-from hloidx.map_syntax import parse_map
+from hloidx.maps.syntax import parse_map
 
 MAP_ALPHABET = st.sampled_from(
     list('()[]{},:-+*/%<>"# \n')

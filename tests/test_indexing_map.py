@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import indexing_maps
 
-from hloidx.domain import relation
+from hloidx.maps.domain import relation
 from hloidx.errors import EnumerationLimitError
-from hloidx.expr import const, dim, range_var, rt_var
-from hloidx.indexing_map import IndexingMap, MapState, Variable, compose
-from hloidx.interval import Interval
+from hloidx.maps.expr import const, dim, range_var, rt_var
+from hloidx.maps.indexing_map import IndexingMap, MapState, Variable, compose
+from hloidx.maps.interval import Interval
 
 d0, d1, d2 = dim(0), dim(1), dim(2)
 s0, s1 = range_var(0), range_var(1)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hloidx.interval import INT64_MAX, INT64_MIN, Interval
+from hloidx.maps.interval import INT64_MAX, INT64_MIN, Interval
 
 small = st.builds(lambda lo, n: Interval(lo, lo + n), st.integers(-12, 12), st.integers(0, 10))
 

@@ -19,13 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hloidx.domain import relation
+from hloidx.maps.domain import relation
 from hloidx.errors import DomainError, HloidxError, MapSyntaxError
-from hloidx.expr import ceildiv, const, dim, floordiv, max_, min_, mod, range_var, rt_var
-from hloidx.indexing_map import IndexingMap, MapState, Variable
-from hloidx.interval import INT64_MAX, INT64_MIN, Interval
-from hloidx.map_printer import format_expr, format_map
-from hloidx.map_syntax import MAX_EXPR_DEPTH, build_grammar, parse_expr, parse_map
+from hloidx.maps.expr import ceildiv, const, dim, floordiv, max_, min_, mod, range_var, rt_var
+from hloidx.maps.indexing_map import IndexingMap, MapState, Variable
+from hloidx.maps.interval import INT64_MAX, INT64_MIN, Interval
+from hloidx.maps.printer import format_expr, format_map
+from hloidx.maps.syntax import MAX_EXPR_DEPTH, build_grammar, parse_expr, parse_map
 from tests.strategies import expressions, indexing_maps
 
 SUITES = Path("/work/shared/xla-tests")

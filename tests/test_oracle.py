@@ -7,7 +7,7 @@ import pytest
 
 from hloidx import parse_hlo
 from hloidx.errors import EnumerationLimitError, UnsupportedOpError
-from hloidx.oracle import check_instruction, oracle_relation, reads
+from hloidx.check.oracle import check_instruction, oracle_relation, reads
 
 
 def module(body: str, params: str) -> str:
@@ -165,11 +165,11 @@ def test_unknown_ops_are_refused_not_guessed():
 
 def test_check_instruction_finds_a_wrong_map():
     from hloidx.hlo.op_rules import OperandIndexing
-    from hloidx.indexing_map import IndexingMap
-    from hloidx.oracle import check_maps
+    from hloidx.maps.indexing_map import IndexingMap
+    from hloidx.check.oracle import check_maps
 
     instr = parse_hlo(module("f32[3,2] transpose(p0), dimensions={1,0}", P0_23)).entry.root
-    from hloidx.expr import dim
+    from hloidx.maps.expr import dim
 
     wrong = [[OperandIndexing.of(IndexingMap.build([dim(1), 0], [3, 2]))]]  # forgets column d0
     problems = check_maps(instr, wrong)

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hloidx.domain import evaluate_results, feasible_points
-from hloidx.expr import add, ceildiv, dim, floordiv, max_, min_, mod, mul, range_var
-from hloidx.indexing_map import IndexingMap, Variable
-from hloidx.interval import Interval
-from hloidx.range_eval import RangeEvaluator, divide_range, expr_range, mod_range
+from hloidx.maps.domain import evaluate_results, feasible_points
+from hloidx.maps.expr import add, ceildiv, dim, floordiv, max_, min_, mod, mul, range_var
+from hloidx.maps.indexing_map import IndexingMap, Variable
+from hloidx.maps.interval import Interval
+from hloidx.maps.range_eval import RangeEvaluator, divide_range, expr_range, mod_range
 from tests.strategies import expressions, indexing_maps
 
 d0, d1, s0 = dim(0), dim(1), range_var(0)

@@ -1,7 +1,7 @@
 """Oracle tests of the basic op rules (hloidx/hlo/rules/basic.py, shape_ops.py, reductions.py).
 
 For each op and several shapes and attributes, the relation of the rule's maps (enumerated
-by :func:`hloidx.domain.relation`) is compared with what the op really reads according to
+by :func:`hloidx.maps.domain.relation`) is compared with what the op really reads according to
 the provenance reference of :mod:`reference_ops`: equal when the rule says ``exact``, a
 superset otherwise. Input-to-output maps are checked against the inverse relation.
 """
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from strategies import factorizations
 
 import hloidx
-from hloidx.domain import relation
+from hloidx.maps.domain import relation
 from hloidx.errors import HloSemanticError, UnsupportedOpError
 from hloidx.hlo import op_rules
 from hloidx.hlo.ir import Instruction

@@ -31,7 +31,7 @@ from reference_windowed import (
 )
 
 import hloidx
-from hloidx.domain import relation
+from hloidx.maps.domain import relation
 from hloidx.errors import HloSemanticError
 from hloidx.hlo.ir import (
     ConvDimensionNumbers,
@@ -40,8 +40,8 @@ from hloidx.hlo.ir import (
     WindowDim,
 )
 from hloidx.hlo.op_rules import input_to_output, output_to_input
-from hloidx.indexing_map import IndexingMap, Variable
-from hloidx.interval import Interval
+from hloidx.maps.indexing_map import IndexingMap, Variable
+from hloidx.maps.interval import Interval
 
 SHARED = Path("/work/shared")
 FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,7 +1,7 @@
 """The simplifier: every rewrite family checked against exact enumeration of the relation.
 
 The oracle never shares logic with the simplifier: it enumerates every point of the domain
-(``hloidx.domain``), evaluates original and simplified maps there, and compares. Expected
+(``hloidx.maps.domain``), evaluates original and simplified maps there, and compares. Expected
 texts below are the issue's acceptance examples and XLA's own test expectations.
 """
 
@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hloidx.domain import evaluate_results, feasible_points, relation
+from hloidx.maps.domain import evaluate_results, feasible_points, relation
 from hloidx.errors import DomainError
-from hloidx.expr import (
+from hloidx.maps.expr import (
     add,
     ceildiv,
     const,
@@ -33,10 +33,10 @@ from hloidx.expr import (
     rt_var,
 )
 from hloidx.hlo.reshape import linearized_reshape_map
-from hloidx.indexing_map import IndexingMap, MapState, Variable, compose
-from hloidx.interval import Interval
-from hloidx.map_printer import format_map
-from hloidx.simplify import (
+from hloidx.maps.indexing_map import IndexingMap, MapState, Variable, compose
+from hloidx.maps.interval import Interval
+from hloidx.maps.printer import format_map
+from hloidx.maps.simplify import (
     AppliedRule,
     _combine,
     _simplify_map,
@@ -547,7 +547,7 @@ def _sampled_points_agree(a: IndexingMap, b: IndexingMap, count: int = 20_000) -
 
 @pytest.mark.parametrize(("name", "inputs", "entry", "ops"), _xla_cases())
 def test_xla_map_case(name, inputs, entry, ops):
-    from hloidx.map_syntax import parse_map
+    from hloidx.maps.syntax import parse_map
 
     expected = (
         None if entry["map_normalized"] == "KNOWN EMPTY" else parse_map(entry["map_normalized"])
@@ -586,7 +586,7 @@ def test_xla_map_case(name, inputs, entry, ops):
 
 
 def test_xla_cases_mostly_match_textually():
-    from hloidx.map_syntax import parse_map
+    from hloidx.maps.syntax import parse_map
 
     matched = total = 0
     for param in _xla_cases():

@@ -9,11 +9,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import expressions
 
-from hloidx.domain import feasible_points, relation
-from hloidx.expr import dim, range_var
-from hloidx.indexing_map import IndexingMap
-from hloidx.interval import Interval
-from hloidx.utilization import utilization
+from hloidx.maps.domain import feasible_points, relation
+from hloidx.maps.expr import dim, range_var
+from hloidx.maps.indexing_map import IndexingMap
+from hloidx.maps.interval import Interval
+from hloidx.maps.utilization import utilization
 
 d0, d1 = dim(0), dim(1)
 s0 = range_var(0)
@@ -89,7 +89,7 @@ def test_random_maps_match_enumeration(data):
 
 
 def test_runtime_variables_make_an_estimate():
-    from hloidx.expr import rt_var
+    from hloidx.maps.expr import rt_var
 
     m = IndexingMap.build([d0 + rt_var(0)], [4], rt_bounds=[Interval(0, 6)])
     u = utilization([m], (10,))

@@ -1,7 +1,7 @@
 """XLA's own fusion test expectations (xla-tests/analysis_cases.json), reproduced semantically.
 
 For every case whose analysed instruction is a fusion, each operand's maps are compared with
-XLA's by enumerating relations (``hloidx.domain.relation``) — on the whole domain when it is
+XLA's by enumerating relations (``hloidx.maps.domain.relation``) — on the whole domain when it is
 small, else on the low and high corner boxes of the dimensions (range variables in full) —
 and the number of distinct maps per operand must match. Runtime variables are compared
 with their values as part of the key when both sides have the same ones. Where hloidx is
@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from hloidx import parse_hlo, parse_map
-from hloidx.domain import relation
+from hloidx.maps.domain import relation
 from hloidx.errors import EnumerationLimitError
 from hloidx.hlo import fusion
-from hloidx.indexing_map import IndexingMap, Variable
-from hloidx.interval import Interval
-from hloidx.oracle import check_instruction
+from hloidx.maps.indexing_map import IndexingMap, Variable
+from hloidx.maps.interval import Interval
+from hloidx.check.oracle import check_instruction
 
 CASES_FILE = Path("/work/shared/xla-tests/analysis_cases.json")
 ALL = json.loads(CASES_FILE.read_text()) if CASES_FILE.exists() else []

@@ -4,7 +4,7 @@ Every output-to-input / input-to-output expectation of XLA's ``indexing_analysis
 whose module's ENTRY root is not a fusion (fusions belong to the analysis layer's suite) is
 checked against the op rules of :mod:`hloidx.hlo.rules`. The comparison is *semantic*: the
 union of the relations of our maps equals the union of XLA's, enumerated with
-:func:`hloidx.domain.relation` (runtime variables kept as part of the key when both sides
+:func:`hloidx.maps.domain.relation` (runtime variables kept as part of the key when both sides
 have the same ones). Large domains are compared at sampled dimension points.
 
 Where hloidx is deliberately tighter than XLA (the pad value, read only at padded positions;
@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 
 import hloidx
-from hloidx.domain import relation
-from hloidx.expr import dim, replace_vars
+from hloidx.maps.domain import relation
+from hloidx.maps.expr import dim, replace_vars
 from hloidx.hlo import op_rules
 from hloidx.hlo.ir import Instruction, Shape
-from hloidx.indexing_map import IndexingMap
-from hloidx.interval import Interval
+from hloidx.maps.indexing_map import IndexingMap
+from hloidx.maps.interval import Interval
 
 CASES_FILE = Path("/work/shared/xla-tests/analysis_cases.json")
 FULL_ENUMERATION = 60_000  # points of a map's box enumerated whole; above that, sampled

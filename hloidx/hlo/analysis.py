@@ -18,9 +18,9 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import HloidxError, UnsupportedOpError
-from ..expr import Var, replace_vars, rt_var, variables
-from ..indexing_map import IndexingMap, MapState
-from ..utilization import Utilization, utilization
+from ..maps.expr import Var, replace_vars, rt_var, variables
+from ..maps.indexing_map import IndexingMap, MapState
+from ..maps.utilization import Utilization, utilization
 from .ir import INDEXING_IRRELEVANT_ATTRIBUTES, Computation, HloModule, Instruction, Shape
 from .op_rules import IndexingTable, OperandIndexing, RuntimeVar
 
@@ -77,7 +77,7 @@ class AnalysisOptions:
 @lru_cache(maxsize=65536)
 def simplify_map(m: IndexingMap) -> IndexingMap:
     """Simplified, without unused range variables; runtime variables keep their numbering."""
-    from ..simplify import simplify
+    from ..maps.simplify import simplify
 
     return simplify(m).remove_unused_symbols(runtime=False)
 
@@ -108,7 +108,7 @@ def drop_unused_runtime_vars(
 
 @lru_cache(maxsize=65536)
 def verify_maps(original: IndexingMap, simplified: IndexingMap) -> Any:
-    from ..equivalence import verify
+    from ..maps.equivalence import verify
 
     return verify(original, simplified)
 

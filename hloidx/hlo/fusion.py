@@ -24,8 +24,8 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import HloidxError, UnsupportedOpError
-from ..expr import Const, Expr, Var, VarKind, add, const, max_, min_, mul, replace_vars, variables
-from ..indexing_map import IndexingMap, compose
+from ..maps.expr import Const, Expr, Var, VarKind, add, const, max_, min_, mul, replace_vars, variables
+from ..maps.indexing_map import IndexingMap, compose
 from . import op_rules
 from .ir import CALL_ATTRIBUTES, INDEXING_IRRELEVANT_ATTRIBUTES, Computation, HloModule, Instruction
 from .op_rules import IndexingTable, OperandIndexing, RuntimeVar
@@ -68,7 +68,7 @@ class Reached:
 
 @lru_cache(maxsize=131072)
 def compose_simplified(first: IndexingMap, second: IndexingMap) -> IndexingMap:
-    from ..simplify import simplify
+    from ..maps.simplify import simplify
 
     return simplify(compose(first, second))
 
@@ -227,7 +227,7 @@ def fold_runtime_vars(t: Tracked) -> Tracked:
     m = t.map
     if not m.rt_vars or len(t.runtime_vars) != len(m.rt_vars):
         return t
-    from ..range_eval import expr_range
+    from ..maps.range_eval import expr_range
 
     replacements: dict[Var, Expr] = {}
     keep: list[int] = []
@@ -265,7 +265,7 @@ def fold_runtime_vars(t: Tracked) -> Tracked:
         tuple(m.rt_vars[i] for i in keep),
         substituted.constraints,
     )
-    from ..simplify import simplify
+    from ..maps.simplify import simplify
 
     simplified, rts = _trim(simplify(new_map), tuple(t.runtime_vars[i] for i in keep))
     return Tracked(simplified, rts, t.exact, t.steps, t.replica_id)
@@ -893,8 +893,8 @@ def chain_report(
     verify: bool = True,
     spelling: str = "floordiv",
 ) -> dict[str, Any]:
-    from ..map_printer import format_map
-    from ..utilization import utilization
+    from ..maps.printer import format_map
+    from ..maps.utilization import utilization
 
     consumer, producer, reached = chain_maps(module, a, b)
     maps = [t.map for t in reached.maps]
@@ -927,7 +927,7 @@ def render_trees(
     """``--tree``: for each fusion, each operand map with the composition steps that built it."""
     from rich.text import Text
 
-    from ..map_printer import format_map
+    from ..maps.printer import format_map
 
     for ins in analysis.instructions:
         instr = ins.instruction

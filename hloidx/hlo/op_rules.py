@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import UnsupportedOpError
-from ..indexing_map import IndexingMap
+from ..maps.indexing_map import IndexingMap
 from .ir import Instruction
 
 

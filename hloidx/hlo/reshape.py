@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from itertools import pairwise
 from math import prod
 
-from ..expr import Expr, add, const, dim, floordiv, mod, mul
-from ..indexing_map import IndexingMap
+from ..maps.expr import Expr, add, const, dim, floordiv, mod, mul
+from ..maps.indexing_map import IndexingMap
 
 
 def minimal_groups(src: Sequence[int], dst: Sequence[int]) -> list[tuple[range, range]]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...errors import HloSemanticError, UnsupportedOpError
-from ...expr import Expr, dim, range_var
-from ...indexing_map import IndexingMap
-from ...interval import Interval
+from ...maps.expr import Expr, dim, range_var
+from ...maps.indexing_map import IndexingMap
+from ...maps.interval import Interval
 from ..ir import Instruction, Shape
 from ..op_rules import IndexingTable, OperandIndexing
 
@@ -54,7 +54,7 @@ def map_over_box(
     constraints: Sequence[tuple[Expr, Interval]] = (),
 ) -> IndexingMap:
     """A map whose dimension (and range) variables have the given, possibly narrowed, bounds."""
-    from ...indexing_map import Variable
+    from ...maps.indexing_map import Variable
 
     return IndexingMap(
         tuple(results),

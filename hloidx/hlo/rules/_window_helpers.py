@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ...errors import HloSemanticError
-from ...expr import (
+from ...maps.expr import (
     Add,
     Const,
     Expr,
@@ -30,8 +30,8 @@ from ...expr import (
     range_var,
     rt_var,
 )
-from ...indexing_map import IndexingMap, MapState, Variable
-from ...interval import Interval
+from ...maps.indexing_map import IndexingMap, MapState, Variable
+from ...maps.interval import Interval
 from ..ir import Instruction, Shape
 
 #: A bound wide enough to mean "no limit" without overflowing saturating arithmetic.

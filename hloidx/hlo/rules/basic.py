@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from ...expr import Expr, dim, floordiv, mod, range_var
-from ...indexing_map import IndexingMap
+from ...maps.expr import Expr, dim, floordiv, mod, range_var
+from ...maps.indexing_map import IndexingMap
 from ..ir import Instruction, Shape
 from ..op_rules import IndexingTable, OperandIndexing, input_to_output_rule, output_to_input_rule
 from ._common import (

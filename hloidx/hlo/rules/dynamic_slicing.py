@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ...expr import Expr, const
-from ...indexing_map import IndexingMap, MapState
-from ...interval import Interval
+from ...maps.expr import Expr, const
+from ...maps.indexing_map import IndexingMap, MapState
+from ...maps.interval import Interval
 from ..ir import Instruction, Shape
 from ..op_rules import (
     IndexingTable,

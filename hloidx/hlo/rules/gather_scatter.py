@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...errors import HloSemanticError
-from ...expr import Expr, const
-from ...indexing_map import IndexingMap
-from ...interval import Interval
+from ...maps.expr import Expr, const
+from ...maps.indexing_map import IndexingMap
+from ...maps.interval import Interval
 from ..ir import Instruction
 from ..op_rules import (
     IndexingTable,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...expr import Expr, add, const, dim, floordiv, mod, mul, range_var, replace_vars, sub
-from ...indexing_map import IndexingMap
-from ...interval import Interval
+from ...maps.expr import Expr, add, const, dim, floordiv, mod, mul, range_var, replace_vars, sub
+from ...maps.indexing_map import IndexingMap
+from ...maps.interval import Interval
 from ..ir import Instruction, PaddingDim, Shape
 from ..op_rules import IndexingTable, OperandIndexing, input_to_output_rule, output_to_input_rule
 from ..reshape import reshape_index

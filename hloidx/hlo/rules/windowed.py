@@ -18,8 +18,8 @@ element, so they are constrained away and every map here is exact:
 from __future__ import annotations
 
 from ...errors import HloSemanticError
-from ...expr import Expr, floordiv, mod
-from ...indexing_map import IndexingMap, compose
+from ...maps.expr import Expr, floordiv, mod
+from ...maps.indexing_map import IndexingMap, compose
 from ..ir import ConvDimensionNumbers, Instruction, WindowDim
 from ..op_rules import IndexingTable, OperandIndexing, input_to_output_rule, output_to_input_rule
 from ._window_helpers import (

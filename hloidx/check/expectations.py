@@ -15,14 +15,14 @@ direction, operand) are a *set*. Records are sorted when written and compared as
 file is stable when instructions or maps are reordered.
 
 :func:`check_file` compares a file's maps with its expectation twice: *semantically* (the same
-relation: enumerated when the domain is small, :func:`hloidx.equivalence.verify` otherwise) and
+relation: enumerated when the domain is small, :func:`hloidx.maps.equivalence.verify` otherwise) and
 *textually* (the same printed form). A semantic difference is a failure; a textual one
 (``floordiv`` printed as ``/``, summands in another order) is only a note. Every simplification
 the analysis made is verified; a refuted one is a failure. A file without an expectation passes
 when every instruction analyses without error (ops with no rule are listed, not failures).
 
 Expectations are written (:func:`update_file`) only after the independent oracle
-(:mod:`hloidx.oracle`, a provenance interpreter that shares no code with the map rules) agrees
+(:mod:`hloidx.check.oracle`, a provenance interpreter that shares no code with the map rules) agrees
 with the maps; otherwise the update is refused with the reason. Nothing here imports Click or
 Rich: results are plain dataclasses that pickle across a process pool.
 """
@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import EnumerationLimitError, HloidxError
-from .indexing_map import IndexingMap
-from .map_printer import format_map
-from .report import error_to_json
-from .source import Source
+from ..errors import EnumerationLimitError, HloidxError
+from ..maps.indexing_map import IndexingMap
+from ..maps.printer import format_map
+from ..hlo.report import error_to_json
+from ..source import Source
 
 EXPECTATION_SUFFIX = ".expected"
 FORMAT_VERSION = 1
@@ -100,7 +100,7 @@ def _parse_map_text(text: str, where: str) -> IndexingMap:
         return IndexingMap.undefined()
     if stripped == KNOWN_EMPTY_TEXT:
         return IndexingMap.known_empty()
-    from .map_syntax import parse_map
+    from ..maps.syntax import parse_map
 
     return parse_map(text, where)
 
@@ -218,9 +218,9 @@ def maps_equivalent(
 ) -> tuple[bool | None, str]:
     """Whether ``a`` and ``b`` denote the same relation: (answer or None if undecided, how).
 
-    Small domains are enumerated with :func:`hloidx.domain.relation` (runtime variables are
+    Small domains are enumerated with :func:`hloidx.maps.domain.relation` (runtime variables are
     part of the key, so maps are compared for every fixed choice of runtime values); larger
-    ones are handed to :func:`hloidx.equivalence.verify`.
+    ones are handed to :func:`hloidx.maps.equivalence.verify`.
     """
     if a == b:
         return True, "identical"
@@ -228,14 +228,14 @@ def maps_equivalent(
         return a.is_undefined and b.is_undefined, "undefined"
     if (a.num_dims, a.num_results, a.num_rt_vars) != (b.num_dims, b.num_results, b.num_rt_vars):
         return False, "different numbers of dimensions, results or runtime variables"
-    from .domain import relation
+    from ..maps.domain import relation
 
     try:
         same = relation(a, limit, with_runtime=True) == relation(b, limit, with_runtime=True)
         return same, "enumerated"
     except EnumerationLimitError:
         pass
-    from .equivalence import verify
+    from ..maps.equivalence import verify
 
     verdict = verify(a, b)
     if verdict.kind in ("proved", "exhaustive"):
@@ -309,7 +309,7 @@ class OracleOutcome:
 def oracle_check(instruction: Any, analysed: Any = None) -> OracleOutcome:
     """Ask the provenance oracle whether our maps for ``instruction`` are what it really reads.
 
-    The single point where :mod:`hloidx.check` meets :mod:`hloidx.oracle`. Two checks:
+    The single point where :mod:`hloidx.check.expectations` meets :mod:`hloidx.check.oracle`. Two checks:
     ``oracle.check_instruction(instr)`` compares the op rules' (or the composition's)
     output-to-input maps with the interpreted reads; then, when ``analysed`` (the
     :class:`~hloidx.hlo.analysis.InstructionAnalysis`) is given, the *simplified* maps that an
@@ -321,7 +321,7 @@ def oracle_check(instruction: Any, analysed: Any = None) -> OracleOutcome:
     try:
         from . import oracle
     except ImportError:
-        return OracleOutcome("unavailable", ["hloidx.oracle is not available in this build"])
+        return OracleOutcome("unavailable", ["hloidx.check.oracle is not available in this build"])
     if analysed is not None:
         size = sum(m.box_size() for op in analysed.operands for m in op.output_to_input)
         if size > ORACLE_READ_LIMIT:
@@ -361,7 +361,7 @@ def _direct_oracle_check(
     oracle: Any, instruction: Any, analysed: Any, notes: list[str]
 ) -> list[str]:
     """Compare the simplified maps of ``analysed`` with the oracle's reads (see oracle_check)."""
-    from .domain import relation
+    from ..maps.domain import relation
 
     evaluation = oracle.reads(instruction)
     problems: list[str] = []
@@ -565,8 +565,8 @@ class _Analysed:
 
 
 def _analyse(path: str, result: FileResult) -> _Analysed | None:
-    from .hlo.analysis import analyze
-    from .hlo.syntax import parse_hlo_lenient
+    from ..hlo.analysis import analyze
+    from ..hlo.syntax import parse_hlo_lenient
 
     text = _read(path)
     module, errors = parse_hlo_lenient(text, path)

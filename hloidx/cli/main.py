@@ -46,7 +46,7 @@ def _console(stderr: bool = False):
 
 
 def _report_error(error: Exception) -> None:
-    from .errors import HloidxError
+    from ..errors import HloidxError
 
     if isinstance(error, HloidxError):
         click.echo(error.render(), err=True)
@@ -140,9 +140,9 @@ def simplify(
       (d0, d1) -> (d0, d1), domain: d0 in [0, 6], d1 in [0, 14]
       verdict: proved
     """
-    from .map_printer import format_map
-    from .map_syntax import parse_map
-    from .simplify import simplify_with_rules
+    from ..maps.printer import format_map
+    from ..maps.syntax import parse_map
+    from ..maps.simplify import simplify_with_rules
 
     if file_ is not None and map_text is not None:
         raise click.UsageError("give the map either as an argument or with --file, not both")
@@ -159,7 +159,7 @@ def simplify(
     simplified, rules = simplify_with_rules(original, remove_unused=remove_unused)
     verdict = None
     if not no_verify:
-        from .equivalence import verify
+        from ..maps.equivalence import verify
 
         verdict = verify(original, simplified)
     doc: dict[str, Any] = {
@@ -287,9 +287,9 @@ def maps(
     with file:line:col (exit code 2) and every instruction that could be parsed is still
     analysed. Exit code 1 means a simplification was refuted (a bug in hloidx).
     """
-    from .hlo.analysis import analyze
-    from .hlo.syntax import parse_hlo_lenient
-    from .report import error_to_json, module_to_json
+    from ..hlo.analysis import analyze
+    from ..hlo.syntax import parse_hlo_lenient
+    from ..hlo.report import error_to_json, module_to_json
 
     text, where = _read_text(file, "HLO file")
     module, errors = parse_hlo_lenient(text, where)
@@ -313,7 +313,7 @@ def maps(
     if from_ or to:
         if not (from_ and to):
             raise click.UsageError("--from and --to go together")
-        from .hlo.fusion import chain_report
+        from ..hlo.fusion import chain_report
 
         doc = chain_report(
             module,
@@ -359,7 +359,7 @@ def maps(
         console = _console()
         render_module(console, analysis, floordiv_spelling)
         if tree:
-            from .hlo.fusion import render_trees
+            from ..hlo.fusion import render_trees
 
             render_trees(console, module, analysis, floordiv_spelling)
     if errors:
@@ -372,14 +372,14 @@ def maps(
         sys.exit(EXIT_PROBLEMS)
 
 
-from .cli_check import check as _check  # noqa: E402
+from .check_command import check as _check  # noqa: E402
 
 cli.add_command(_check)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: every error becomes one line and an exit code, never a traceback."""
-    from .errors import HloidxError
+    from ..errors import HloidxError
 
     try:
         cli.main(args=argv, prog_name="hloidx", standalone_mode=False)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .errors import HloidxError
-from .hlo.analysis import InstructionAnalysis, ModuleAnalysis, OperandAnalysis
-from .indexing_map import IndexingMap
-from .map_printer import format_map as _format_map
+from ..errors import HloidxError
+from .analysis import InstructionAnalysis, ModuleAnalysis, OperandAnalysis
+from ..maps.indexing_map import IndexingMap
+from ..maps.printer import format_map as _format_map
 
 
 @lru_cache(maxsize=65536)

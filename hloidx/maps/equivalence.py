@@ -42,7 +42,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .domain import magnitude
-from .errors import DomainError
+from ..errors import DomainError
 from .expr import (
     Add,
     CeilDiv,

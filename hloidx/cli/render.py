@@ -7,9 +7,9 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from .hlo.analysis import InstructionAnalysis, ModuleAnalysis
-from .map_printer import format_map
-from .report import verdict_label
+from ..hlo.analysis import InstructionAnalysis, ModuleAnalysis
+from ..maps.printer import format_map
+from ..hlo.report import verdict_label
 
 
 def _verdict_style(label: str) -> str:

@@ -222,7 +222,7 @@ class IndexingMap:
         return out
 
     def __str__(self) -> str:
-        from .map_printer import format_map
+        from .printer import format_map
 
         return format_map(self)
 

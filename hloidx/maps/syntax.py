@@ -1,7 +1,7 @@
 """Parsing XLA's indexing-map text format into :class:`IndexingMap`.
 
 The grammar is ``grammars/indexing_map.lark`` (LALR). One Transformer, run inline while
-LALR reduces, builds our expressions through the builders of :mod:`hloidx.expr`, so a
+LALR reduces, builds our expressions through the builders of :mod:`hloidx.maps.expr`, so a
 parsed map is the same object a program would build. What the grammar cannot say is
 checked here, each failure a located :class:`MapSyntaxError` (or :class:`DomainError` for
 a constant divisor that is not positive):
@@ -35,7 +35,7 @@ from typing import Any
 from lark import Lark, Token, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 from lark.visitors import Transformer, v_args
 
-from .errors import DomainError, HloidxError, MapSyntaxError
+from ..errors import DomainError, HloidxError, MapSyntaxError
 from .expr import (
     Const,
     Expr,
@@ -52,10 +52,10 @@ from .expr import (
     mul,
     sub,
 )
-from .grammar_files import grammar_text
+from ..grammar_files import grammar_text
 from .indexing_map import Constraint, IndexingMap, Variable
 from .interval import INT64_MAX, INT64_MIN, Interval
-from .source import Source, Span
+from ..source import Source, Span
 
 #: Deepest expression tree accepted (XLA's maps stay far below; recursion elsewhere relies on it).
 MAX_EXPR_DEPTH = 128

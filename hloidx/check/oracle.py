@@ -5,7 +5,7 @@ whiles) on concrete data, carrying for every element a *value* and a *provenance
 operand elements it was computed from. It knows each op's semantics directly (elementwise ops
 union their operands' sets at the same index, a reduce unions everything it combines, a
 dynamic-slice reads where its clamped start indices say, ...). It never uses
-:class:`~hloidx.indexing_map.IndexingMap` or the op rules: it is the independent reference
+:class:`~hloidx.maps.indexing_map.IndexingMap` or the op rules: it is the independent reference
 that the indexing maps are tested against.
 
 A provenance tag is ``(operand_number, tuple_leaf, index)``: ``tuple_leaf`` is 0 for array
@@ -40,12 +40,12 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from .errors import EnumerationLimitError, HloidxError, UnsupportedOpError
+from ..errors import EnumerationLimitError, HloidxError, UnsupportedOpError
 
 if TYPE_CHECKING:
-    from .hlo.ir import Computation, HloModule, Instruction, Shape
-    from .hlo.op_rules import IndexingTable, RuntimeVar
-    from .indexing_map import IndexingMap
+    from ..hlo.ir import Computation, HloModule, Instruction, Shape
+    from ..hlo.op_rules import IndexingTable, RuntimeVar
+    from ..maps.indexing_map import IndexingMap
 
 DEFAULT_LIMIT = 200_000
 MAX_WHILE_ITERATIONS = 1000
@@ -723,7 +723,7 @@ def _flatten(value: Value) -> list[Tensor]:
 
 
 def _resolve(where: Any, instruction: Instruction | str | None) -> Instruction:
-    from .hlo.ir import Computation, HloModule, Instruction
+    from ..hlo.ir import Computation, HloModule, Instruction
 
     if isinstance(where, Instruction):
         return where
@@ -822,7 +822,7 @@ class _Unchecked(Exception):
 
 def _runtime_value_array(rv: RuntimeVar, dims: np.ndarray, evaluation: Reads) -> np.ndarray:
     """The value of one runtime variable at each domain point (columns of ``dims``)."""
-    from .expr import evaluate
+    from ..maps.expr import evaluate
 
     value = evaluation.value_of(rv.producer)
     if value is None or isinstance(value, tuple):
@@ -842,7 +842,7 @@ def _runtime_value_array(rv: RuntimeVar, dims: np.ndarray, evaluation: Reads) ->
 
 
 def _vars(expr: Any) -> set[Any]:
-    from .expr import variables
+    from ..maps.expr import variables
 
     return variables(expr)
 
@@ -854,9 +854,9 @@ def map_relation(indexing_map: IndexingMap, runtime_vars: Sequence[RuntimeVar], 
     A runtime variable's value is clamped into its feasible range, as the data-dependent ops
     (dynamic-slice, dynamic-update-slice, gather) clamp their start indices.
     """
-    from .domain import box_points, relation
-    from .expr import Var, VarKind, const
-    from .indexing_map import IndexingMap
+    from ..maps.domain import box_points, relation
+    from ..maps.expr import Var, VarKind, const
+    from ..maps.indexing_map import IndexingMap
 
     if not indexing_map.rt_vars:
         return relation(indexing_map, limit)
@@ -884,7 +884,7 @@ def map_relation(indexing_map: IndexingMap, runtime_vars: Sequence[RuntimeVar], 
 
 def _claims(instr: Instruction) -> dict[tuple[int, int], tuple[list[tuple[IndexingMap, tuple[RuntimeVar, ...]]], bool]]:
     """``(output_id, operand) -> ([(map, runtime vars)], exact)`` from the analysis."""
-    from .hlo import fusion
+    from ..hlo import fusion
 
     table = fusion.output_to_input(instr)
     out = {}

@@ -27,7 +27,7 @@ from enum import IntEnum
 from functools import lru_cache
 from typing import Any
 
-from .errors import DomainError
+from ..errors import DomainError
 
 
 class VarKind(IntEnum):
@@ -120,7 +120,7 @@ class Expr:
         return False
 
     def __str__(self) -> str:
-        from .map_printer import format_expr
+        from .printer import format_expr
 
         return format_expr(self)
 

@@ -1,5 +1,5 @@
 """``hloidx check``: compare HLO files' maps with their expectation files (a thin client of
-:mod:`hloidx.check`: parse options, run, render, return the exit code)."""
+:mod:`hloidx.check.expectations`: parse options, run, render, return the exit code)."""
 
 from __future__ import annotations
 
@@ -48,8 +48,8 @@ def check(paths: tuple[str, ...], fmt: str, update: bool, jobs: int) -> None:
     Example:
       hloidx check samples/ --jobs 2
     """
-    from . import check as lib
-    from .cli import _progress
+    from ..check import expectations as lib
+    from .main import _progress
 
     files, missing = lib.collect_files(paths)
     if missing:
@@ -87,7 +87,7 @@ def _render(results: list[Any], totals: dict[str, int]) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from .cli import _console
+    from .main import _console
 
     out = _console()
     err = _console(stderr=True)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import EnumerationLimitError
+from ..errors import EnumerationLimitError
 from .expr import Add, Const, Expr, Max, Min, Mod, Mul, Var, evaluate, variables
 
 if TYPE_CHECKING:
