@@ -52,8 +52,10 @@ def main(corpus: Path) -> int:
     values = sorted(t for t, _ in times)
     worst = max(times)
     print(f"fusions: {len(times)}")
-    print(f"median: {statistics.median(values) * 1e3:.2f} ms   p90: {values[int(0.9 * (len(values) - 1))] * 1e3:.2f} ms"
-          f"   worst: {worst[0] * 1e3:.1f} ms ({worst[1]})   total: {sum(values):.2f} s")
+    print(
+        f"median: {statistics.median(values) * 1e3:.2f} ms   p90: {values[int(0.9 * (len(values) - 1))] * 1e3:.2f} ms"
+        f"   worst: {worst[0] * 1e3:.1f} ms ({worst[1]})   total: {sum(values):.2f} s"
+    )
     print(f"not exact: {len(inexact)}")
     for where, why in inexact:
         print(f"  {where}: {why}")

@@ -23,8 +23,8 @@ import random
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hloidx.maps.expr import const, dim, floordiv, mod
 from hloidx.hlo.reshape import linearized_reshape_map
+from hloidx.maps.expr import const, dim, floordiv, mod
 from hloidx.maps.indexing_map import IndexingMap, compose
 
 MAP_CASES = Path("/work/shared/xla-tests/map_cases.json")

@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from hloidx.hlo.analysis import analyze  # noqa: E402
-from hloidx.hlo.syntax import parse_hlo  # noqa: E402
 from hloidx.hlo.report import module_to_json  # noqa: E402
+from hloidx.hlo.syntax import parse_hlo  # noqa: E402
 
 
 def main() -> None:

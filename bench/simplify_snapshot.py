@@ -48,8 +48,8 @@ def corpus_lines() -> list[str]:
 
 def module_lines(pattern: str, verify: bool) -> list[str]:
     from hloidx.hlo.analysis import analyze
-    from hloidx.hlo.syntax import parse_hlo
     from hloidx.hlo.report import module_to_json
+    from hloidx.hlo.syntax import parse_hlo
 
     lines = []
     for path in sorted(CORPUS.glob(pattern)):

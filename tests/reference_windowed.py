@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from hloidx.hlo.op_rules import OperandIndexing
 from hloidx.maps.domain import evaluate_results, feasible_points
 from hloidx.maps.expr import VarKind
-from hloidx.hlo.op_rules import OperandIndexing
 
 Index = tuple[int, ...]
 Relation = set[tuple[Index, Index]]

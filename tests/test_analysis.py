@@ -4,9 +4,9 @@ shared between structurally identical instructions or fusions point at their own
 from __future__ import annotations
 
 from hloidx import parse_hlo
-from hloidx.maps.domain import relation
-from hloidx.hlo.analysis import analyze
 from hloidx.check.oracle import check_instruction
+from hloidx.hlo.analysis import analyze
+from hloidx.maps.domain import relation
 
 DYNAMIC_SLICES = """HloModule m
 ENTRY e {

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strategies import indexing_maps
 
+from hloidx.errors import DomainError
 from hloidx.maps.domain import relation
 from hloidx.maps.equivalence import Verdict, to_sympy, verify
-from hloidx.errors import DomainError
 from hloidx.maps.expr import (
     Add,
     Expr,

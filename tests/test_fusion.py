@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 from hloidx import parse_hlo, parse_map
-from hloidx.maps.domain import relation
+from hloidx.check.oracle import check_instruction, oracle_relation, reads
 from hloidx.hlo import fusion
 from hloidx.hlo.op_rules import RuntimeVar
+from hloidx.maps.domain import relation
 from hloidx.maps.indexing_map import IndexingMap
 from hloidx.maps.interval import Interval
 from hloidx.maps.printer import format_map
-from hloidx.check.oracle import check_instruction, oracle_relation, reads
 
 
 def root(text: str):
@@ -327,7 +327,8 @@ def test_bitcast_layouts_compose_to_the_physical_reinterpretation():
 def test_equal_maps_over_different_runtime_values_are_both_kept():
     instr = root(TWO_DYNAMIC_SLICES)
     cell = fusion.output_to_input(instr)[0][0]
-    assert len(cell.maps) == 2 and cell.maps[0] == cell.maps[1]
+    assert len(cell.maps) == 2
+    assert cell.maps[0] == cell.maps[1]
     producers = [rts[0].producer.name for rts in cell.per_map_runtime_vars]
     assert sorted(producers) == ["i", "j"]
     assert_agrees_with_oracle(instr, seeds=(0, 1, 2, 3))
@@ -394,7 +395,8 @@ ENTRY e {
 def test_conditional_is_the_union_of_branches_marked_inexact(selector):
     instr = root(CONDITIONAL)
     table = fusion.output_to_input(instr)
-    assert not table[0][1].exact and not table[0][2].exact
+    assert not table[0][1].exact
+    assert not table[0][2].exact
     problems = check_instruction(instr, operand_values={0: np.array(selector)})
     assert [p for p in problems if p.is_error] == []
     # the branch that did not run reads nothing
@@ -405,8 +407,10 @@ def test_conditional_is_the_union_of_branches_marked_inexact(selector):
 def test_while_passes_loop_carried_elements_through_exactly():
     instr = root(WHILE)
     table = fusion.output_to_input(instr)
-    assert table[1][0].exact and table[1][0].maps == (IndexingMap.identity((3, 2)),)
-    assert table[2][0].maps[0].is_undefined and not table[2][0].exact
+    assert table[1][0].exact
+    assert table[1][0].maps == (IndexingMap.identity((3, 2)),)
+    assert table[2][0].maps[0].is_undefined
+    assert not table[2][0].exact
     assert any("unknown indexing" in n for n in table[2][0].notes)
     counter = {0: [np.array(0), None, None]}  # start the loop counter at 0: three iterations
     problems = check_instruction(instr, operand_values=counter)
@@ -414,9 +418,11 @@ def test_while_passes_loop_carried_elements_through_exactly():
     # the oracle agrees: element 1 is read at the same index; element 2 three times reversed
     evaluation = reads(instr, operand_values=counter)
     assert oracle_relation(instr, 0, 1, operand_leaf=1, evaluation=evaluation) == {
-        ((i, j), (i, j)) for i in range(3) for j in range(2)}
+        ((i, j), (i, j)) for i in range(3) for j in range(2)
+    }
     assert oracle_relation(instr, 0, 2, operand_leaf=2, evaluation=evaluation) == {
-        ((i,), (3 - i,)) for i in range(4)}
+        ((i,), (3 - i,)) for i in range(4)
+    }
 
 
 def test_unknown_path_makes_the_operand_undefined():
@@ -433,7 +439,8 @@ ENTRY e {
 }
 """
     cell = fusion.output_to_input(root(text))[0][0]
-    assert cell.maps[0].is_undefined and not cell.exact
+    assert cell.maps[0].is_undefined
+    assert not cell.exact
 
 
 # ---------------------------------------------------------------------------
@@ -477,15 +484,22 @@ ENTRY e {
 def _runtime_tracked(producer_name: str, read: str, bounds: Interval) -> fusion.Tracked:
     module = parse_hlo(RUNTIME_PRODUCER)
     producer = module.entry.by_name[producer_name]
-    m = IndexingMap.build([parse_map("(d0)[s0] -> (d0, s0), domain: d0 in [0, 11], s0 in [0, 0]").results[0],
-                           __import__("hloidx.maps.expr", fromlist=["rt_var"]).rt_var(0)], [12], rt_bounds=[bounds])
+    m = IndexingMap.build(
+        [
+            parse_map("(d0)[s0] -> (d0, s0), domain: d0 in [0, 11], s0 in [0, 0]").results[0],
+            __import__("hloidx.maps.expr", fromlist=["rt_var"]).rt_var(0),
+        ],
+        [12],
+        rt_bounds=[bounds],
+    )
     return fusion.Tracked(m, (RuntimeVar(producer, parse_map(read)),))
 
 
 def test_seed001_runtime_variable_folds_to_an_affine_expression():
     t = _runtime_tracked("add", "(d0) -> (d0, 7, d0 * 2), domain: d0 in [0, 11]", Interval(0, 47))
     folded = fusion.fold_runtime_vars(t)
-    assert not folded.map.rt_vars and folded.runtime_vars == ()
+    assert not folded.map.rt_vars
+    assert folded.runtime_vars == ()
     assert format_map(folded.map) == "(d0) -> (d0, d0 * 2 + 42), domain: d0 in [0, 11]"
     assert relation(folded.map) == {((d,), (d, 2 * d + 42)) for d in range(12)}
 
@@ -514,12 +528,18 @@ ENTRY e {
 def test_chain_report_composes_the_path_between_two_instructions():
     module = parse_hlo(CHAIN)
     report = fusion.chain_report(module, "t", "n")
-    assert report["from"] == "n" and report["to"] == "t" and report["exact"]
+    assert report["from"] == "n"
+    assert report["to"] == "t"
+    assert report["exact"]
     (text,) = report["maps"]
     m = parse_map(text)
     reference = np.arange(24).reshape(6, 4).reshape(3, 2, 4)[:, :, 1:4:2]
-    expected = {((a, b, c), divmod(int(reference[a, b, c]), 4)) for a in range(3) for b in range(2)
-                for c in range(2)}
+    expected = {
+        ((a, b, c), divmod(int(reference[a, b, c]), 4))
+        for a in range(3)
+        for b in range(2)
+        for c in range(2)
+    }
     assert relation(m) == expected
     assert [step["instruction"] for step in report["paths"][0]] == ["n", "s", "r"]
 

@@ -10,8 +10,8 @@ from hloidx.hlo.syntax import parse_hlo, parse_hlo_lenient
 from hloidx.maps.syntax import parse_map
 
 MAP_ALPHABET = st.sampled_from(
-    list('()[]{},:-+*/%<>"# \n')
-    + [
+    [
+        *list('()[]{},:-+*/%<>"# \n'),
         "d0",
         "d1",
         "s0",
@@ -32,8 +32,8 @@ MAP_ALPHABET = st.sampled_from(
     ]
 )
 HLO_ALPHABET = st.sampled_from(
-    list('()[]{},:=%/*"\n ')
-    + [
+    [
+        *list('()[]{},:=%/*"\n '),
         "HloModule m",
         "ENTRY",
         "ROOT",

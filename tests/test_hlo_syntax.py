@@ -964,7 +964,11 @@ def test_absurd_tuple_nesting_is_a_located_error_and_the_rest_survives():
 
     depth = MAX_TUPLE_DEPTH + 1
     line = "  deep = " + "(" * depth + "f32[2]" + ")" * depth + " parameter(1)"
-    text = "HloModule m\nENTRY e {\n  p0 = f32[4] parameter(0)\n" + line + "\n  ROOT n = f32[4] negate(p0)\n}\n"
+    text = (
+        "HloModule m\nENTRY e {\n  p0 = f32[4] parameter(0)\n"
+        + line
+        + "\n  ROOT n = f32[4] negate(p0)\n}\n"
+    )
     module, errors = parse_hlo_lenient(text, "deep.hlo")
     assert [e.span.line for e in errors] == [4]
     assert "nested more than" in errors[0].message

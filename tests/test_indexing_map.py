@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import indexing_maps
 
-from hloidx.maps.domain import relation
 from hloidx.errors import EnumerationLimitError
+from hloidx.maps.domain import relation
 from hloidx.maps.expr import const, dim, range_var, rt_var
 from hloidx.maps.indexing_map import IndexingMap, MapState, Variable, compose
 from hloidx.maps.interval import Interval

@@ -29,8 +29,12 @@ def test_saturates_at_int64():
 @settings(max_examples=300, deadline=None)
 @given(small, small)
 def test_add_mul_min_max_contain_every_result(a, b):
-    for op, f in ((Interval.__add__, int.__add__), (Interval.__mul__, int.__mul__),
-                  (Interval.min, min), (Interval.max, max)):
+    for op, f in (
+        (Interval.__add__, int.__add__),
+        (Interval.__mul__, int.__mul__),
+        (Interval.min, min),
+        (Interval.max, max),
+    ):
         got = op(a, b)
         for x in values(a):
             for y in values(b):

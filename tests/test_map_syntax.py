@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (the tables hold whole map texts, one case per line)
 """XLA's indexing-map text format: parsing (good and bad inputs) and printing round trips.
 
 The oracle for what a text *means* is independent of the parser: ``_text_relation`` turns
@@ -19,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hloidx.maps.domain import relation
 from hloidx.errors import DomainError, HloidxError, MapSyntaxError
+from hloidx.maps.domain import relation
 from hloidx.maps.expr import ceildiv, const, dim, floordiv, max_, min_, mod, range_var, rt_var
 from hloidx.maps.indexing_map import IndexingMap, MapState, Variable
 from hloidx.maps.interval import INT64_MAX, INT64_MIN, Interval
@@ -45,19 +44,44 @@ class _Column:
     def _of(x: object) -> np.ndarray:
         return x.v if isinstance(x, _Column) else np.int64(x)  # type: ignore[return-value]
 
-    def __add__(self, o): return _Column(self.v + self._of(o))
-    def __radd__(self, o): return _Column(self._of(o) + self.v)
-    def __sub__(self, o): return _Column(self.v - self._of(o))
-    def __rsub__(self, o): return _Column(self._of(o) - self.v)
-    def __mul__(self, o): return _Column(self.v * self._of(o))
-    def __rmul__(self, o): return _Column(self._of(o) * self.v)
-    def __floordiv__(self, o): return _Column(self.v // self._of(o))
-    def __rfloordiv__(self, o): return _Column(self._of(o) // self.v)
-    def __mod__(self, o): return _Column(self.v % self._of(o))
-    def __rmod__(self, o): return _Column(self._of(o) % self.v)
-    def __matmul__(self, o): return _Column(-((-self.v) // self._of(o)))
-    def __rmatmul__(self, o): return _Column(-((-self._of(o)) // self.v))
-    def __neg__(self): return _Column(-self.v)
+    def __add__(self, o):
+        return _Column(self.v + self._of(o))
+
+    def __radd__(self, o):
+        return _Column(self._of(o) + self.v)
+
+    def __sub__(self, o):
+        return _Column(self.v - self._of(o))
+
+    def __rsub__(self, o):
+        return _Column(self._of(o) - self.v)
+
+    def __mul__(self, o):
+        return _Column(self.v * self._of(o))
+
+    def __rmul__(self, o):
+        return _Column(self._of(o) * self.v)
+
+    def __floordiv__(self, o):
+        return _Column(self.v // self._of(o))
+
+    def __rfloordiv__(self, o):
+        return _Column(self._of(o) // self.v)
+
+    def __mod__(self, o):
+        return _Column(self.v % self._of(o))
+
+    def __rmod__(self, o):
+        return _Column(self._of(o) % self.v)
+
+    def __matmul__(self, o):
+        return _Column(-((-self.v) // self._of(o)))
+
+    def __rmatmul__(self, o):
+        return _Column(-((-self._of(o)) // self.v))
+
+    def __neg__(self):
+        return _Column(-self.v)
 
 
 def _pyexpr(text: str) -> str:
@@ -119,7 +143,9 @@ def _text_relation(text: str, limit: int = 20_000) -> set | None:
     env["max"] = lambda a, b: _Column(np.maximum(_Column._of(a), _Column._of(b)))
 
     def column(source: str) -> np.ndarray:
-        value = eval("(" + _pyexpr(" ".join(source.split())) + ")", {"__builtins__": {}}, env)  # test oracle only
+        value = eval(
+            "(" + _pyexpr(" ".join(source.split())) + ")", {"__builtins__": {}}, env
+        )  # test oracle only
         return np.broadcast_to(_Column._of(value), (count,))
 
     keep = np.ones(count, dtype=bool)
@@ -133,9 +159,7 @@ def _text_relation(text: str, limit: int = 20_000) -> set | None:
         return None  # a variable divisor that can be zero: no meaning to compare
     dims = [env[n].v[keep] if grids else np.zeros(0) for n in names[0]]
     n = int(keep.sum())
-    return {
-        (tuple(int(d[i]) for d in dims), tuple(int(v[i]) for v in values)) for i in range(n)
-    }
+    return {(tuple(int(d[i]) for d in dims), tuple(int(v[i]) for v in values)) for i in range(n)}
 
 
 # ---------------------------------------------------------------------------
@@ -164,12 +188,25 @@ def _m(results, dims=(), ranges=(), rts=(), constraints=()):
 
 
 GOOD = [
-    ("one_line", "(d0, d1)[s0]{rt0} -> (d0 + s0, d1 - rt0), domain: d0 in [0, 9], d1 in [0, 3], s0 in [0, 2], rt0 in [0, 3]",
-     _m([d0 + s0, d1 - r0], [B09, B03], [B02], [B03])),
-    ("multi_line", "(d0)[s0] -> (d0 * 2 + s0),\ndomain:\nd0 in [0, 9],\ns0 in [0, 3],\nd0 mod 4 in [0, 0]\n",
-     _m([d0 * 2 + s0], [B09], [B03], constraints=[(mod(d0, 4), Interval(0, 0))])),
-    ("no_commas_seed_form", "(d0, d1) -> ((d0 - 1) floordiv 2, d1 - 4)\ndomain:\nd0 in [1, 7]\nd1 in [4, 7]\n(d0 - 1) mod 2 in [0, 0]",
-     _m([floordiv(d0 - 1, 2), d1 - 4], [Interval(1, 7), Interval(4, 7)], constraints=[(mod(d0 - 1, 2), Interval(0, 0))])),
+    (
+        "one_line",
+        "(d0, d1)[s0]{rt0} -> (d0 + s0, d1 - rt0), domain: d0 in [0, 9], d1 in [0, 3], s0 in [0, 2], rt0 in [0, 3]",
+        _m([d0 + s0, d1 - r0], [B09, B03], [B02], [B03]),
+    ),
+    (
+        "multi_line",
+        "(d0)[s0] -> (d0 * 2 + s0),\ndomain:\nd0 in [0, 9],\ns0 in [0, 3],\nd0 mod 4 in [0, 0]\n",
+        _m([d0 * 2 + s0], [B09], [B03], constraints=[(mod(d0, 4), Interval(0, 0))]),
+    ),
+    (
+        "no_commas_seed_form",
+        "(d0, d1) -> ((d0 - 1) floordiv 2, d1 - 4)\ndomain:\nd0 in [1, 7]\nd1 in [4, 7]\n(d0 - 1) mod 2 in [0, 0]",
+        _m(
+            [floordiv(d0 - 1, 2), d1 - 4],
+            [Interval(1, 7), Interval(4, 7)],
+            constraints=[(mod(d0 - 1, 2), Interval(0, 0))],
+        ),
+    ),
     ("no_comma_before_domain", "(d0) -> (d0) domain: d0 in [0, 9]", _m([d0], [B09])),
     ("empty_parens", "()", _m([])),
     ("empty_map", "() -> ()", _m([])),
@@ -178,39 +215,102 @@ GOOD = [
     ("known_empty", "KNOWN EMPTY", IndexingMap.known_empty()),
     ("known_empty_newline", "KNOWN EMPTY\n", IndexingMap.known_empty()),
     ("floordiv_slash", "(d0) -> (d0 / 4), domain: d0 in [0, 9]", _m([floordiv(d0, 4)], [B09])),
-    ("floordiv_camel", "(d0) -> (d0 floorDiv 4), domain: d0 in [0, 9]", _m([floordiv(d0, 4)], [B09])),
+    (
+        "floordiv_camel",
+        "(d0) -> (d0 floorDiv 4), domain: d0 in [0, 9]",
+        _m([floordiv(d0, 4)], [B09]),
+    ),
     ("ceildiv", "(d0) -> (d0 ceildiv 4), domain: d0 in [0, 9]", _m([ceildiv(d0, 4)], [B09])),
     ("mod_percent", "(d0) -> (d0 % 4), domain: d0 in [0, 9]", _m([mod(d0, 4)], [B09])),
-    ("min_max", "(d0, d1) -> (min(d0, d1 + 1), max(d0, 3)), domain: d0 in [0, 9], d1 in [0, 3]",
-     _m([min_(d0, d1 + 1), max_(d0, 3)], [B09, B03])),
-    ("product_of_variables", "(d0, d1) -> (d0 * d1, (d0 + 1) * (d1 + 2)), domain: d0 in [0, 9], d1 in [0, 3]",
-     _m([d0 * d1, (d0 + 1) * (d1 + 2)], [B09, B03])),
+    (
+        "min_max",
+        "(d0, d1) -> (min(d0, d1 + 1), max(d0, 3)), domain: d0 in [0, 9], d1 in [0, 3]",
+        _m([min_(d0, d1 + 1), max_(d0, 3)], [B09, B03]),
+    ),
+    (
+        "product_of_variables",
+        "(d0, d1) -> (d0 * d1, (d0 + 1) * (d1 + 2)), domain: d0 in [0, 9], d1 in [0, 3]",
+        _m([d0 * d1, (d0 + 1) * (d1 + 2)], [B09, B03]),
+    ),
     ("unary_minus_times", "(d0) -> (-d0 * 2), domain: d0 in [0, 9]", _m([d0 * -2], [B09])),
     ("unary_minus_mod", "(d0) -> (-d0 mod 3), domain: d0 in [0, 9]", _m([mod(-d0, 3)], [B09])),
-    ("negative_literals", "(d0) -> (d0 * -3 + -2, -7), domain: d0 in [-5, -1]",
-     _m([d0 * -3 - 2, const(-7)], [Interval(-5, -1)])),
+    (
+        "negative_literals",
+        "(d0) -> (d0 * -3 + -2, -7), domain: d0 in [-5, -1]",
+        _m([d0 * -3 - 2, const(-7)], [Interval(-5, -1)]),
+    ),
     ("is_simplified", "(d0) -> (d0), domain: d0 in [0, 9], is_simplified: true", _m([d0], [B09])),
-    ("is_simplified_false_newline", "(d0) -> (d0),\ndomain:\nd0 in [0, 9],\nis_simplified: false", _m([d0], [B09])),
-    ("mlir_wrapper_quoted", '#xla.indexing_map<"(d0) -> (d0 + 1), domain: d0 in [0, 9]">', _m([d0 + 1], [B09])),
-    ("mlir_wrapper_gpu", "#xla_gpu.indexing_map<(d0) -> (d0), domain: d0 in [0, 3]>", _m([d0], [B03])),
-    ("custom_names", "(th_x, bl_x)[vector_elem] -> (th_x + bl_x * 4 + vector_elem), domain: th_x in [0, 3], bl_x in [0, 2], vector_elem in [0, 1]",
-     _m([d0 + d1 * 4 + s0], [Variable(B03, "th_x"), Variable(B02, "bl_x")], [Variable(Interval(0, 1), "vector_elem")])),
-    ("default_name_dropped", "(d0, x)[s0] -> (d0 + x + s0), domain: d0 in [0, 3], x in [0, 3], s0 in [0, 3]",
-     _m([d0 + d1 + s0], [B03, Variable(B03, "x")], [B03])),
-    ("variable_divisor", "(d0){rt0} -> (d0 floordiv rt0), domain: d0 in [0, 9], rt0 in [1, 3]",
-     _m([floordiv(d0, r0)], [B09], rts=[Interval(1, 3)])),
-    ("runtime_only_empty_ranges", "(d0)[]{rt0} -> (d0 + rt0), domain: d0 in [0, 9], rt0 in [0, 3]",
-     _m([d0 + r0], [B09], rts=[B03])),
+    (
+        "is_simplified_false_newline",
+        "(d0) -> (d0),\ndomain:\nd0 in [0, 9],\nis_simplified: false",
+        _m([d0], [B09]),
+    ),
+    (
+        "mlir_wrapper_quoted",
+        '#xla.indexing_map<"(d0) -> (d0 + 1), domain: d0 in [0, 9]">',
+        _m([d0 + 1], [B09]),
+    ),
+    (
+        "mlir_wrapper_gpu",
+        "#xla_gpu.indexing_map<(d0) -> (d0), domain: d0 in [0, 3]>",
+        _m([d0], [B03]),
+    ),
+    (
+        "custom_names",
+        "(th_x, bl_x)[vector_elem] -> (th_x + bl_x * 4 + vector_elem), domain: th_x in [0, 3], bl_x in [0, 2], vector_elem in [0, 1]",
+        _m(
+            [d0 + d1 * 4 + s0],
+            [Variable(B03, "th_x"), Variable(B02, "bl_x")],
+            [Variable(Interval(0, 1), "vector_elem")],
+        ),
+    ),
+    (
+        "default_name_dropped",
+        "(d0, x)[s0] -> (d0 + x + s0), domain: d0 in [0, 3], x in [0, 3], s0 in [0, 3]",
+        _m([d0 + d1 + s0], [B03, Variable(B03, "x")], [B03]),
+    ),
+    (
+        "variable_divisor",
+        "(d0){rt0} -> (d0 floordiv rt0), domain: d0 in [0, 9], rt0 in [1, 3]",
+        _m([floordiv(d0, r0)], [B09], rts=[Interval(1, 3)]),
+    ),
+    (
+        "runtime_only_empty_ranges",
+        "(d0)[]{rt0} -> (d0 + rt0), domain: d0 in [0, 9], rt0 in [0, 3]",
+        _m([d0 + r0], [B09], rts=[B03]),
+    ),
     ("no_domain_full_bounds", "(d0) -> (d0 * 2)", _m([d0 * 2], [FULL])),
-    ("single_var_constraint_tightens", "(d0) -> (d0), domain: d0 in [0, 9], d0 in [2, 20]", _m([d0], [Interval(2, 9)])),
+    (
+        "single_var_constraint_tightens",
+        "(d0) -> (d0), domain: d0 in [0, 9], d0 in [2, 20]",
+        _m([d0], [Interval(2, 9)]),
+    ),
     ("empty_bound_is_known_empty", "(d0) -> (d0), domain: d0 in [3, 1]", None),
-    ("empty_constraint_is_known_empty", "(d0) -> (d0), domain: d0 in [0, 9], d0 mod 2 in [1, 0]", None),
-    ("int64_extremes", "(d0) -> (d0 + 9223372036854775807), domain: d0 in [-9223372036854775808, 0]",
-     _m([d0 + INT64_MAX], [Interval(INT64_MIN, 0)])),
-    ("parens_200_deep", "(d0) -> (" + "(" * 200 + "d0" + ")" * 200 + "), domain: d0 in [0, 9]", _m([d0], [B09])),
-    ("unary_minus_1000_deep", "(d0) -> (" + "- " * 1000 + "d0), domain: d0 in [0, 9]", _m([d0], [B09])),
-    ("sum_folds_like_terms", "(d0)[s0] -> (s0 + d0 + d0 - s0 + 1 - 1), domain: d0 in [0, 9], s0 in [0, 3]",
-     _m([d0 * 2], [B09], [B03])),
+    (
+        "empty_constraint_is_known_empty",
+        "(d0) -> (d0), domain: d0 in [0, 9], d0 mod 2 in [1, 0]",
+        None,
+    ),
+    (
+        "int64_extremes",
+        "(d0) -> (d0 + 9223372036854775807), domain: d0 in [-9223372036854775808, 0]",
+        _m([d0 + INT64_MAX], [Interval(INT64_MIN, 0)]),
+    ),
+    (
+        "parens_200_deep",
+        "(d0) -> (" + "(" * 200 + "d0" + ")" * 200 + "), domain: d0 in [0, 9]",
+        _m([d0], [B09]),
+    ),
+    (
+        "unary_minus_1000_deep",
+        "(d0) -> (" + "- " * 1000 + "d0), domain: d0 in [0, 9]",
+        _m([d0], [B09]),
+    ),
+    (
+        "sum_folds_like_terms",
+        "(d0)[s0] -> (s0 + d0 + d0 - s0 + 1 - 1), domain: d0 in [0, 9], s0 in [0, 3]",
+        _m([d0 * 2], [B09], [B03]),
+    ),
 ]
 
 
@@ -244,38 +344,192 @@ DEEP_DIV = "(d0) -> (d0" + " floordiv 2" * 300 + "), domain: d0 in [0, 9]"
 BAD = [
     ("empty_string", "", MapSyntaxError, 1, 1, "expected an indexing map"),
     ("only_spaces", "   \n ", MapSyntaxError, 1, 1, "found nothing"),
-    ("unbalanced_header", "(d0 -> (d0), domain: d0 in [0, 1]", MapSyntaxError, 1, 5, "expected ')'"),
-    ("unbalanced_results", "(d0) -> (d0 + (d0), domain: d0 in [0, 1]", MapSyntaxError, 1, 21, "expected"),
-    ("extra_close_paren", "(d0) -> (d0)), domain: d0 in [0, 1]", MapSyntaxError, 1, 13, "found ')'"),
+    (
+        "unbalanced_header",
+        "(d0 -> (d0), domain: d0 in [0, 1]",
+        MapSyntaxError,
+        1,
+        5,
+        "expected ')'",
+    ),
+    (
+        "unbalanced_results",
+        "(d0) -> (d0 + (d0), domain: d0 in [0, 1]",
+        MapSyntaxError,
+        1,
+        21,
+        "expected",
+    ),
+    (
+        "extra_close_paren",
+        "(d0) -> (d0)), domain: d0 in [0, 1]",
+        MapSyntaxError,
+        1,
+        13,
+        "found ')'",
+    ),
     ("missing_arrow", "(d0) (d0), domain: d0 in [0, 1]", MapSyntaxError, 1, 6, "expected '->'"),
     ("header_only", "(d0)", MapSyntaxError, 1, 5, "expected '->'"),
-    ("unknown_character", "(d0) -> (d0 $ 1), domain: d0 in [0, 1]", MapSyntaxError, 1, 13, "found '$'"),
-    ("floordiv_zero", "(d0) -> (d0 floordiv 0), domain: d0 in [0, 1]", DomainError, 1, 22, "must be positive"),
+    (
+        "unknown_character",
+        "(d0) -> (d0 $ 1), domain: d0 in [0, 1]",
+        MapSyntaxError,
+        1,
+        13,
+        "found '$'",
+    ),
+    (
+        "floordiv_zero",
+        "(d0) -> (d0 floordiv 0), domain: d0 in [0, 1]",
+        DomainError,
+        1,
+        22,
+        "must be positive",
+    ),
     ("mod_negative", "(d0) -> (d0 mod -2), domain: d0 in [0, 1]", DomainError, 1, 17, "mod by -2"),
-    ("ceildiv_folds_to_zero", "(d0) -> (d0 ceildiv (3 - 3)), domain: d0 in [0, 1]", DomainError, 1, 21, "ceildiv by 0"),
-    ("slash_negative", "(d0) -> (d0),\ndomain:\nd0 in [0, 9],\nd0 / -3 in [0, 1]", DomainError, 4, 6, "floordiv by -3"),
-    ("truncated_expression", "(d0) -> (d0 +", MapSyntaxError, 1, 14, "expected an expression such as d0 + 1"),
+    (
+        "ceildiv_folds_to_zero",
+        "(d0) -> (d0 ceildiv (3 - 3)), domain: d0 in [0, 1]",
+        DomainError,
+        1,
+        21,
+        "ceildiv by 0",
+    ),
+    (
+        "slash_negative",
+        "(d0) -> (d0),\ndomain:\nd0 in [0, 9],\nd0 / -3 in [0, 1]",
+        DomainError,
+        4,
+        6,
+        "floordiv by -3",
+    ),
+    (
+        "truncated_expression",
+        "(d0) -> (d0 +",
+        MapSyntaxError,
+        1,
+        14,
+        "expected an expression such as d0 + 1",
+    ),
     ("truncated_interval", "(d0) -> (d0), domain: d0 in [0", MapSyntaxError, 1, 31, "expected ','"),
-    ("truncated_domain", "(d0) -> (d0), domain:", MapSyntaxError, 1, 22, "found the end of the input"),
-    ("domain_out_of_order", "(d0, d1) -> (d0), domain: d1 in [0, 1], d0 in [0, 3]", MapSyntaxError, 1, 27, "expected the bound of dimension 'd0'"),
-    ("domain_missing_variable", "(d0, d1) -> (d0), domain: d0 in [0, 1]", MapSyntaxError, 1, 39, "no bound for dimension 'd1'"),
-    ("domain_constraint_before_bound", "(d0)[s0] -> (d0), domain: d0 in [0, 1], d0 + s0 in [0, 1], s0 in [0, 3]", MapSyntaxError, 1, 46, "range variable 's0'"),
-    ("domain_unknown_variable", "(d0) -> (d0), domain: d0 in [0, 1], d3 in [0, 1]", MapSyntaxError, 1, 37, "unknown variable 'd3'"),
-    ("result_unknown_variable", "(d0) -> (d0 + s0), domain: d0 in [0, 1]", MapSyntaxError, 1, 15, "unknown variable 's0'"),
+    (
+        "truncated_domain",
+        "(d0) -> (d0), domain:",
+        MapSyntaxError,
+        1,
+        22,
+        "found the end of the input",
+    ),
+    (
+        "domain_out_of_order",
+        "(d0, d1) -> (d0), domain: d1 in [0, 1], d0 in [0, 3]",
+        MapSyntaxError,
+        1,
+        27,
+        "expected the bound of dimension 'd0'",
+    ),
+    (
+        "domain_missing_variable",
+        "(d0, d1) -> (d0), domain: d0 in [0, 1]",
+        MapSyntaxError,
+        1,
+        39,
+        "no bound for dimension 'd1'",
+    ),
+    (
+        "domain_constraint_before_bound",
+        "(d0)[s0] -> (d0), domain: d0 in [0, 1], d0 + s0 in [0, 1], s0 in [0, 3]",
+        MapSyntaxError,
+        1,
+        46,
+        "range variable 's0'",
+    ),
+    (
+        "domain_unknown_variable",
+        "(d0) -> (d0), domain: d0 in [0, 1], d3 in [0, 1]",
+        MapSyntaxError,
+        1,
+        37,
+        "unknown variable 'd3'",
+    ),
+    (
+        "result_unknown_variable",
+        "(d0) -> (d0 + s0), domain: d0 in [0, 1]",
+        MapSyntaxError,
+        1,
+        15,
+        "unknown variable 's0'",
+    ),
     ("duplicate_name", "(d0, d0) -> (d0)", MapSyntaxError, 1, 6, "declared twice"),
     ("duplicate_across_lists", "(x)[x] -> (x)", MapSyntaxError, 1, 5, "declared twice"),
-    ("literal_overflow", "(d0) -> (d0 + 9223372036854775808), domain: d0 in [0, 1]", MapSyntaxError, 1, 15, "does not fit in int64"),
-    ("bound_overflow", "(d0) -> (d0), domain: d0 in [0, 99999999999999999999]", MapSyntaxError, 1, 33, "does not fit in int64"),
-    ("bound_underflow", "(d0) -> (d0), domain: d0 in [-9223372036854775809, 0]", MapSyntaxError, 1, 31, "does not fit in int64"),
+    (
+        "literal_overflow",
+        "(d0) -> (d0 + 9223372036854775808), domain: d0 in [0, 1]",
+        MapSyntaxError,
+        1,
+        15,
+        "does not fit in int64",
+    ),
+    (
+        "bound_overflow",
+        "(d0) -> (d0), domain: d0 in [0, 99999999999999999999]",
+        MapSyntaxError,
+        1,
+        33,
+        "does not fit in int64",
+    ),
+    (
+        "bound_underflow",
+        "(d0) -> (d0), domain: d0 in [-9223372036854775809, 0]",
+        MapSyntaxError,
+        1,
+        31,
+        "does not fit in int64",
+    ),
     ("non_ascii_junk", "\u00e9", MapSyntaxError, 1, 1, "found '\u00e9'"),
-    ("non_ascii_operator", "(d0) -> (d0 \u00d7 2), domain: d0 in [0, 1]", MapSyntaxError, 1, 13, "found '\u00d7'"),
+    (
+        "non_ascii_operator",
+        "(d0) -> (d0 \u00d7 2), domain: d0 in [0, 1]",
+        MapSyntaxError,
+        1,
+        13,
+        "found '\u00d7'",
+    ),
     ("missing_colon", "(d0) -> (d0), domain d0 in [0, 1]", MapSyntaxError, 1, 22, "expected ':'"),
-    ("bad_interval_close", "(d0) -> (d0),\ndomain:\nd0 in [0, 1)", MapSyntaxError, 3, 12, "expected ']'"),
+    (
+        "bad_interval_close",
+        "(d0) -> (d0),\ndomain:\nd0 in [0, 1)",
+        MapSyntaxError,
+        3,
+        12,
+        "expected ']'",
+    ),
     ("trailing_garbage", "UNDEFINED x", MapSyntaxError, 1, 11, "expected the end of the map"),
-    ("operator_without_operand", "(d0) -> (d0 mod 2 mod), domain: d0 in [0, 1]", MapSyntaxError, 1, 22, "expected an expression"),
-    ("min_one_argument", "(d0) -> (min(d0)), domain: d0 in [0, 1]", MapSyntaxError, 1, 16, "expected"),
+    (
+        "operator_without_operand",
+        "(d0) -> (d0 mod 2 mod), domain: d0 in [0, 1]",
+        MapSyntaxError,
+        1,
+        22,
+        "expected an expression",
+    ),
+    (
+        "min_one_argument",
+        "(d0) -> (min(d0)), domain: d0 in [0, 1]",
+        MapSyntaxError,
+        1,
+        16,
+        "expected",
+    ),
     ("deep_left_nesting", DEEP_DIV, MapSyntaxError, 1, 6, "nested too deeply"),
-    ("many_maps_in_one_text", "(d0) -> (d0), domain: d0 in [0, 1] (d0) -> (d0)", MapSyntaxError, 1, 41, "expected"),
+    (
+        "many_maps_in_one_text",
+        "(d0) -> (d0), domain: d0 in [0, 1] (d0) -> (d0)",
+        MapSyntaxError,
+        1,
+        41,
+        "expected",
+    ),
 ]
 
 
@@ -294,7 +548,9 @@ def test_parse_bad_input(text: str, error: type, line: int, column: int, fragmen
     assert rendered.startswith(f"m.txt:{line}:{column}: error: ")
     assert "^" in rendered
     # Lark's internal names never reach a user.
-    assert not re.search(r"\b(RPAR|LPAR|LSQB|RSQB|NAME|INT|__ANON|\$END)\b", err.message), err.message
+    assert not re.search(r"\b(RPAR|LPAR|LSQB|RSQB|NAME|INT|__ANON|\$END)\b", err.message), (
+        err.message
+    )
 
 
 def test_bad_inputs_table_is_large_enough() -> None:
@@ -329,13 +585,20 @@ def _suite_texts() -> list[tuple[str, str, str, str]]:
             for item in node:
                 walk(item, case, spelling)
 
-    for file, fields in (("map_cases.json", ("inputs", "expected")), ("analysis_cases.json", ("expected",))):
+    for file, fields in (
+        ("map_cases.json", ("inputs", "expected")),
+        ("analysis_cases.json", ("expected",)),
+    ):
         path = SUITES / file
         if not path.exists():
             continue
         for case in json.loads(path.read_text()):
             for field in fields:
-                walk(case.get(field), f"{file}:{case['test']}", case.get("floordiv_spelling") or "none")
+                walk(
+                    case.get(field),
+                    f"{file}:{case['test']}",
+                    case.get("floordiv_spelling") or "none",
+                )
     return out
 
 
@@ -489,7 +752,9 @@ def test_printer_matches_xla_spelling(expr, text: str) -> None:
 
 def test_floordiv_slash_spelling() -> None:
     m = _m([floordiv(d0, 4), mod(d0, 4)], [B09])
-    assert format_map(m, floordiv_spelling="/") == "(d0) -> (d0 / 4, d0 mod 4), domain: d0 in [0, 9]"
+    assert (
+        format_map(m, floordiv_spelling="/") == "(d0) -> (d0 / 4, d0 mod 4), domain: d0 in [0, 9]"
+    )
 
 
 def test_no_domain_map_is_usable() -> None:
@@ -501,4 +766,6 @@ def test_no_domain_map_is_usable() -> None:
     with pytest.raises(EnumerationLimitError):
         relation(m, limit=1000)
     narrowed = parse_map("(d0, d1) -> (d0 * 2 + d1)", default_bounds=Interval(0, 3))
-    assert relation(narrowed) == {((a, b), (2 * a + b,)) for a, b in itertools.product(range(4), repeat=2)}
+    assert relation(narrowed) == {
+        ((a, b), (2 * a + b,)) for a, b in itertools.product(range(4), repeat=2)
+    }

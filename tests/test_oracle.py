@@ -6,13 +6,15 @@ import numpy as np
 import pytest
 
 from hloidx import parse_hlo
-from hloidx.errors import EnumerationLimitError, UnsupportedOpError
 from hloidx.check.oracle import check_instruction, oracle_relation, reads
+from hloidx.errors import EnumerationLimitError, UnsupportedOpError
 
 
 def module(body: str, params: str) -> str:
-    return f"HloModule m\nadd {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n" \
-           f"  ROOT s = f32[] add(a, b)\n}}\nENTRY e {{\n{params}\n  ROOT r = {body}\n}}\n"
+    return (
+        f"HloModule m\nadd {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        f"  ROOT s = f32[] add(a, b)\n}}\nENTRY e {{\n{params}\n  ROOT r = {body}\n}}\n"
+    )
 
 
 def rel(text: str, operand: int, values=None, **kw):
@@ -25,48 +27,121 @@ P1_23 = "  p1 = f32[2,3] parameter(1)"
 SCALAR = "  z = f32[] parameter(1)"
 
 CASES = [
-    ("add", module("f32[2,3] add(p0, p1)", P0_23 + "\n" + P1_23), 1,
-     {((i, j), (i, j)) for i in range(2) for j in range(3)}),
-    ("broadcast", module("f32[4,3] broadcast(v), dimensions={1}", "  v = f32[3] parameter(0)"), 0,
-     {((i, j), (j,)) for i in range(4) for j in range(3)}),
-    ("broadcast_permuted", module("f32[3,4,2] broadcast(p0), dimensions={2,0}", P0_23), 0,
-     {((i, j, k), (k, i)) for i in range(3) for j in range(4) for k in range(2)}),
-    ("transpose", module("f32[3,2] transpose(p0), dimensions={1,0}", P0_23), 0,
-     {((i, j), (j, i)) for i in range(3) for j in range(2)}),
-    ("reshape", module("f32[3,2] reshape(p0)", P0_23), 0,
-     {((i, j), divmod(2 * i + j, 3)) for i in range(3) for j in range(2)}),
+    (
+        "add",
+        module("f32[2,3] add(p0, p1)", P0_23 + "\n" + P1_23),
+        1,
+        {((i, j), (i, j)) for i in range(2) for j in range(3)},
+    ),
+    (
+        "broadcast",
+        module("f32[4,3] broadcast(v), dimensions={1}", "  v = f32[3] parameter(0)"),
+        0,
+        {((i, j), (j,)) for i in range(4) for j in range(3)},
+    ),
+    (
+        "broadcast_permuted",
+        module("f32[3,4,2] broadcast(p0), dimensions={2,0}", P0_23),
+        0,
+        {((i, j, k), (k, i)) for i in range(3) for j in range(4) for k in range(2)},
+    ),
+    (
+        "transpose",
+        module("f32[3,2] transpose(p0), dimensions={1,0}", P0_23),
+        0,
+        {((i, j), (j, i)) for i in range(3) for j in range(2)},
+    ),
+    (
+        "reshape",
+        module("f32[3,2] reshape(p0)", P0_23),
+        0,
+        {((i, j), divmod(2 * i + j, 3)) for i in range(3) for j in range(2)},
+    ),
     # column-major source: physical position k holds logical (k mod 2, k floordiv 2)
-    ("bitcast_layout", module("f32[6]{0} bitcast(p0)", "  p0 = f32[2,3]{0,1} parameter(0)"), 0,
-     {((k,), (k % 2, k // 2)) for k in range(6)}),
-    ("slice", module("f32[2,2] slice(p0), slice={[0:2], [0:3:2]}", P0_23), 0,
-     {((i, j), (i, 2 * j)) for i in range(2) for j in range(2)}),
-    ("reverse", module("f32[2,3] reverse(p0), dimensions={1}", P0_23), 0,
-     {((i, j), (i, 2 - j)) for i in range(2) for j in range(3)}),
-    ("concatenate_second", module("f32[2,5] concatenate(p0, q), dimensions={1}",
-                                  P0_23 + "\n  q = f32[2,2] parameter(1)"), 1,
-     {((i, j), (i, j - 3)) for i in range(2) for j in range(3, 5)}),
+    (
+        "bitcast_layout",
+        module("f32[6]{0} bitcast(p0)", "  p0 = f32[2,3]{0,1} parameter(0)"),
+        0,
+        {((k,), (k % 2, k // 2)) for k in range(6)},
+    ),
+    (
+        "slice",
+        module("f32[2,2] slice(p0), slice={[0:2], [0:3:2]}", P0_23),
+        0,
+        {((i, j), (i, 2 * j)) for i in range(2) for j in range(2)},
+    ),
+    (
+        "reverse",
+        module("f32[2,3] reverse(p0), dimensions={1}", P0_23),
+        0,
+        {((i, j), (i, 2 - j)) for i in range(2) for j in range(3)},
+    ),
+    (
+        "concatenate_second",
+        module(
+            "f32[2,5] concatenate(p0, q), dimensions={1}", P0_23 + "\n  q = f32[2,2] parameter(1)"
+        ),
+        1,
+        {((i, j), (i, j - 3)) for i in range(2) for j in range(3, 5)},
+    ),
     # low 1, interior 1 on a dimension of 3: data at 1, 3, 5 of 7
-    ("pad_data", module("f32[7] pad(v, z), padding=1_1_1", "  v = f32[3] parameter(0)\n" + SCALAR), 0,
-     {((1 + 2 * i,), (i,)) for i in range(3)}),
-    ("pad_value_only_where_padding_lands", module("f32[7] pad(v, z), padding=1_1_1",
-                                                  "  v = f32[3] parameter(0)\n" + SCALAR), 1,
-     {((k,), ()) for k in (0, 2, 4, 6)}),
-    ("pad_negative", module("f32[2] pad(v, z), padding=-1_0", "  v = f32[3] parameter(0)\n" + SCALAR), 0,
-     {((0,), (1,)), ((1,), (2,))}),
-    ("reduce", module("f32[2] reduce(p0, z), dimensions={1}, to_apply=add", P0_23 + "\n" + SCALAR), 0,
-     {((i,), (i, j)) for i in range(2) for j in range(3)}),
-    ("reduce_init", module("f32[2] reduce(p0, z), dimensions={1}, to_apply=add", P0_23 + "\n" + SCALAR), 1,
-     {((0,), ()), ((1,), ())}),
-    ("dot_rhs", module("f32[2,4] dot(p0, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
-                       P0_23 + "\n  w = f32[3,4] parameter(1)"), 1,
-     {((i, j), (k, j)) for i in range(2) for j in range(4) for k in range(3)}),
-    ("select_predicate", module("f32[2,3] select(c, p0, p1)",
-                                "  c = pred[2,3] parameter(2)\n" + P0_23 + "\n" + P1_23), 0,
-     {((i, j), (i, j)) for i in range(2) for j in range(3)}),
+    (
+        "pad_data",
+        module("f32[7] pad(v, z), padding=1_1_1", "  v = f32[3] parameter(0)\n" + SCALAR),
+        0,
+        {((1 + 2 * i,), (i,)) for i in range(3)},
+    ),
+    (
+        "pad_value_only_where_padding_lands",
+        module("f32[7] pad(v, z), padding=1_1_1", "  v = f32[3] parameter(0)\n" + SCALAR),
+        1,
+        {((k,), ()) for k in (0, 2, 4, 6)},
+    ),
+    (
+        "pad_negative",
+        module("f32[2] pad(v, z), padding=-1_0", "  v = f32[3] parameter(0)\n" + SCALAR),
+        0,
+        {((0,), (1,)), ((1,), (2,))},
+    ),
+    (
+        "reduce",
+        module("f32[2] reduce(p0, z), dimensions={1}, to_apply=add", P0_23 + "\n" + SCALAR),
+        0,
+        {((i,), (i, j)) for i in range(2) for j in range(3)},
+    ),
+    (
+        "reduce_init",
+        module("f32[2] reduce(p0, z), dimensions={1}, to_apply=add", P0_23 + "\n" + SCALAR),
+        1,
+        {((0,), ()), ((1,), ())},
+    ),
+    (
+        "dot_rhs",
+        module(
+            "f32[2,4] dot(p0, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+            P0_23 + "\n  w = f32[3,4] parameter(1)",
+        ),
+        1,
+        {((i, j), (k, j)) for i in range(2) for j in range(4) for k in range(3)},
+    ),
+    (
+        "select_predicate",
+        module(
+            "f32[2,3] select(c, p0, p1)", "  c = pred[2,3] parameter(2)\n" + P0_23 + "\n" + P1_23
+        ),
+        0,
+        {((i, j), (i, j)) for i in range(2) for j in range(3)},
+    ),
     # window 2, stride 2, padding 1 low: output o covers base positions 2o-1, 2o
-    ("reduce_window", module("f32[3] reduce-window(v, z), window={size=2 stride=2 pad=1_1}, to_apply=add",
-                             "  v = f32[4] parameter(0)\n" + SCALAR), 0,
-     {((0,), (0,)), ((1,), (1,)), ((1,), (2,)), ((2,), (3,))}),
+    (
+        "reduce_window",
+        module(
+            "f32[3] reduce-window(v, z), window={size=2 stride=2 pad=1_1}, to_apply=add",
+            "  v = f32[4] parameter(0)\n" + SCALAR,
+        ),
+        0,
+        {((0,), (0,)), ((1,), (1,)), ((1,), (2,)), ((2,), (3,))},
+    ),
 ]
 
 
@@ -75,12 +150,19 @@ def test_reads_match_hand_computed(name, text, operand, expected):
     assert rel(text, operand) == expected
 
 
-DS = module("s32[3] dynamic-slice(v, i), dynamic_slice_sizes={3}",
-            "  v = s32[6] parameter(0)\n  i = s32[] parameter(1)")
-DUS = module("s32[6] dynamic-update-slice(v, u, i)",
-             "  v = s32[6] parameter(0)\n  u = s32[2] parameter(1)\n  i = s32[] parameter(2)")
-GATHER = module("f32[2,3] gather(p0, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
-                "index_vector_dim=1, slice_sizes={1,3}", P0_23.replace("2,3", "4,3") + "\n  idx = s32[2,1] parameter(1)")
+DS = module(
+    "s32[3] dynamic-slice(v, i), dynamic_slice_sizes={3}",
+    "  v = s32[6] parameter(0)\n  i = s32[] parameter(1)",
+)
+DUS = module(
+    "s32[6] dynamic-update-slice(v, u, i)",
+    "  v = s32[6] parameter(0)\n  u = s32[2] parameter(1)\n  i = s32[] parameter(2)",
+)
+GATHER = module(
+    "f32[2,3] gather(p0, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+    "index_vector_dim=1, slice_sizes={1,3}",
+    P0_23.replace("2,3", "4,3") + "\n  idx = s32[2,1] parameter(1)",
+)
 
 
 @pytest.mark.parametrize(("offset", "start"), [(1, 1), (5, 3), (-2, 0)])
@@ -98,12 +180,17 @@ def test_dynamic_update_slice_reads_the_base_only_outside_the_window():
 
 def test_gather_reads_rows_named_by_the_index_values():
     values = {1: np.array([[2], [9]])}  # 9 clamps to the last row, 3
-    assert rel(GATHER, 0, values) == {((0, j), (2, j)) for j in range(3)} | {((1, j), (3, j)) for j in range(3)}
+    assert rel(GATHER, 0, values) == {((0, j), (2, j)) for j in range(3)} | {
+        ((1, j), (3, j)) for j in range(3)
+    }
     assert rel(GATHER, 1, values) == {((b, j), (b, 0)) for b in range(2) for j in range(3)}
 
 
 def test_values_follow_hlo_integer_semantics():
-    text = module("s32[4] divide(a, b)", "  a = s32[4] constant({7, -7, 7, -7})\n  b = s32[4] constant({2, 2, -2, -2})")
+    text = module(
+        "s32[4] divide(a, b)",
+        "  a = s32[4] constant({7, -7, 7, -7})\n  b = s32[4] constant({2, 2, -2, -2})",
+    )
     result = reads(parse_hlo(text).entry.root)
     assert result.outputs[0].values.tolist() == [3, -3, -3, 3]  # truncation toward zero
 
@@ -128,8 +215,10 @@ ENTRY e {
 
 
 def test_operand_that_is_a_constant_uses_its_real_value():
-    text = module("s32[3] dynamic-slice(v, i), dynamic_slice_sizes={3}",
-                  "  v = s32[6] parameter(0)\n  i = s32[] constant(2)")
+    text = module(
+        "s32[3] dynamic-slice(v, i), dynamic_slice_sizes={3}",
+        "  v = s32[6] parameter(0)\n  i = s32[] constant(2)",
+    )
     assert rel(text, 0) == {((k,), (2 + k,)) for k in range(3)}
 
 
@@ -154,19 +243,20 @@ def test_tensors_beyond_the_limit_are_refused():
     with pytest.raises(EnumerationLimitError):
         reads(parse_hlo(text).entry.root)
     (note,) = check_instruction(parse_hlo(text).entry.root)
-    assert note.kind == "unchecked" and not note.is_error
+    assert note.kind == "unchecked"
+    assert not note.is_error
 
 
 def test_unknown_ops_are_refused_not_guessed():
-    text = module("f32[2,3] custom-call(p0), custom_call_target=\"x\"", P0_23)
+    text = module('f32[2,3] custom-call(p0), custom_call_target="x"', P0_23)
     with pytest.raises(UnsupportedOpError):
         reads(parse_hlo(text).entry.root)
 
 
 def test_check_instruction_finds_a_wrong_map():
+    from hloidx.check.oracle import check_maps
     from hloidx.hlo.op_rules import OperandIndexing
     from hloidx.maps.indexing_map import IndexingMap
-    from hloidx.check.oracle import check_maps
 
     instr = parse_hlo(module("f32[3,2] transpose(p0), dimensions={1,0}", P0_23)).entry.root
     from hloidx.maps.expr import dim

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from strategies import factorizations
 
 import hloidx
-from hloidx.maps.domain import relation
 from hloidx.errors import HloSemanticError, UnsupportedOpError
 from hloidx.hlo import op_rules
 from hloidx.hlo.ir import Instruction
+from hloidx.maps.domain import relation
 
 SETTINGS = settings(max_examples=30, deadline=None)
 
@@ -306,9 +306,7 @@ def test_bitcast_layouts(src: tuple, src_layout, dst: tuple, dst_layout) -> None
 
 @given(
     st.sampled_from([6, 8, 12, 24, 36]).flatmap(
-        lambda n: st.tuples(
-            factorizations(n), factorizations(n), st.randoms(use_true_random=False)
-        )
+        lambda n: st.tuples(factorizations(n), factorizations(n), st.randoms(use_true_random=False))
     )
 )
 @settings(max_examples=60, deadline=None)

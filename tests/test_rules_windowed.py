@@ -31,7 +31,6 @@ from reference_windowed import (
 )
 
 import hloidx
-from hloidx.maps.domain import relation
 from hloidx.errors import HloSemanticError
 from hloidx.hlo.ir import (
     ConvDimensionNumbers,
@@ -40,6 +39,7 @@ from hloidx.hlo.ir import (
     WindowDim,
 )
 from hloidx.hlo.op_rules import input_to_output, output_to_input
+from hloidx.maps.domain import relation
 from hloidx.maps.indexing_map import IndexingMap, Variable
 from hloidx.maps.interval import Interval
 

@@ -17,8 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hloidx.maps.domain import evaluate_results, feasible_points, relation
 from hloidx.errors import DomainError
+from hloidx.hlo.reshape import linearized_reshape_map
+from hloidx.maps.domain import evaluate_results, feasible_points, relation
 from hloidx.maps.expr import (
     add,
     ceildiv,
@@ -32,7 +33,6 @@ from hloidx.maps.expr import (
     range_var,
     rt_var,
 )
-from hloidx.hlo.reshape import linearized_reshape_map
 from hloidx.maps.indexing_map import IndexingMap, MapState, Variable, compose
 from hloidx.maps.interval import Interval
 from hloidx.maps.printer import format_map
@@ -459,7 +459,9 @@ def test_oracle_rescale_symbols(m):
 
 @settings(max_examples=120, deadline=None)
 @given(
-    st.sampled_from([12, 24, 36, 60, 64, 90, 96, 120, 210, 360, 480, 720, 1024, 2310, 4096]).flatmap(
+    st.sampled_from(
+        [12, 24, 36, 60, 64, 90, 96, 120, 210, 360, 480, 720, 1024, 2310, 4096]
+    ).flatmap(
         lambda n: st.tuples(factorizations(n), st.lists(factorizations(n), min_size=1, max_size=4))
     )
 )

@@ -18,27 +18,28 @@ from pathlib import Path
 import pytest
 
 from hloidx import parse_hlo, parse_map
-from hloidx.maps.domain import relation
+from hloidx.check.oracle import check_instruction
 from hloidx.errors import EnumerationLimitError
 from hloidx.hlo import fusion
+from hloidx.maps.domain import relation
 from hloidx.maps.indexing_map import IndexingMap, Variable
 from hloidx.maps.interval import Interval
-from hloidx.check.oracle import check_instruction
 
 CASES_FILE = Path("/work/shared/xla-tests/analysis_cases.json")
 ALL = json.loads(CASES_FILE.read_text()) if CASES_FILE.exists() else []
 
-FUSION_O2I = [c for c in ALL if "fusion(" in c["hlo"]
-              and any(e["kind"] == "output_to_input" for e in c["expected"])]
+FUSION_O2I = [
+    c
+    for c in ALL
+    if "fusion(" in c["hlo"] and any(e["kind"] == "output_to_input" for e in c["expected"])
+]
 
 #: cases where hloidx is deliberately tighter than XLA, and why
 TIGHTER = {
-    "FusionWithRTVarsSimplification_ScalarConstantOutsideOfRangeIsKept":
-        "dynamic-slice clamps the constant start 99 to 90, so the read is exactly d0 + 90 "
-        "(the op rule folds it); XLA keeps rt0 in [0, 90]: ours is one of its runtime choices",
-    "FusionWithRTVarsSimplification_Iota":
-        "gather clamps the iota start into [0, 32]: hloidx folds to min(d0, 32), XLA to d0, "
-        "which for d0 in [33, 41] names rows the 33-row operand does not have",
+    "FusionWithRTVarsSimplification_ScalarConstantOutsideOfRangeIsKept": "dynamic-slice clamps the constant start 99 to 90, so the read is exactly d0 + 90 "
+    "(the op rule folds it); XLA keeps rt0 in [0, 90]: ours is one of its runtime choices",
+    "FusionWithRTVarsSimplification_Iota": "gather clamps the iota start into [0, 32]: hloidx folds to min(d0, 32), XLA to d0, "
+    "which for d0 in [33, 41] names rows the 33-row operand does not have",
 }
 #: cases whose expectation hloidx does not reproduce yet
 XFAIL: dict[str, str] = {}
@@ -75,10 +76,18 @@ def _boxes(m: IndexingMap) -> list[IndexingMap]:
 
     def corner(v: Variable, low: bool) -> Variable:
         lo, hi = v.bounds.lower, v.bounds.upper
-        return Variable(Interval(lo, min(hi, lo + width - 1)) if low else Interval(max(lo, hi - width + 1), hi))
+        return Variable(
+            Interval(lo, min(hi, lo + width - 1)) if low else Interval(max(lo, hi - width + 1), hi)
+        )
 
-    return [replace(m, dim_vars=tuple(corner(v, low) for v in m.dim_vars),
-                    rt_vars=tuple(corner(v, low) for v in m.rt_vars)) for low in (True, False)]
+    return [
+        replace(
+            m,
+            dim_vars=tuple(corner(v, low) for v in m.dim_vars),
+            rt_vars=tuple(corner(v, low) for v in m.rt_vars),
+        )
+        for low in (True, False)
+    ]
 
 
 def _restrict(m: IndexingMap, like: IndexingMap) -> IndexingMap:
@@ -106,7 +115,9 @@ def test_fusion_output_to_input_matches_xla(case):
         ours = list(cell.maps)
         cleaned = [_clean(t) for t in texts]
         if cleaned == ["unknown indexing"]:
-            assert len(ours) == 1 and ours[0].is_undefined and not cell.exact
+            assert len(ours) == 1
+            assert ours[0].is_undefined
+            assert not cell.exact
             continue
         if cleaned == ["KNOWN EMPTY"]:
             assert all(m.is_known_empty for m in ours)  # no map at all: reads nothing
@@ -121,8 +132,13 @@ def test_fusion_output_to_input_matches_xla(case):
                 _assert_tighter(case["test"], mine, xla)
             else:
                 assert mine == xla, operand
-        replicas = [op["replica_id"] for e in case["expected"] if e["kind"] == "output_to_input"
-                    for op in e.get("operands", ()) if op["operand_id"] == operand and "replica_id" in op]
+        replicas = [
+            op["replica_id"]
+            for e in case["expected"]
+            if e["kind"] == "output_to_input"
+            for op in e.get("operands", ())
+            if op["operand_id"] == operand and "replica_id" in op
+        ]
         if replicas:
             assert cell.replica_id_map is not None, operand
             assert relation(cell.replica_id_map) == relation(parse_map(replicas[0])), operand
@@ -147,8 +163,10 @@ def test_fusion_maps_agree_with_the_oracle(case):
     errors = [str(p) for p in problems if p.is_error]
     assert errors == []
     unchecked = [p for p in problems if not p.is_error]
-    if unchecked and not any("limit" in p.message or "unknown indexing" in p.message
-                             or "does not interpret" in p.message for p in unchecked):
+    if unchecked and not any(
+        "limit" in p.message or "unknown indexing" in p.message or "does not interpret" in p.message
+        for p in unchecked
+    ):
         pytest.fail("; ".join(str(p) for p in unchecked))
 
 
@@ -167,7 +185,9 @@ def test_grouped_start_not_at_root():
     comp = module.computations["f"]
     start = comp.by_name["p0_bcast"]
     grouped = fusion.grouped_output_to_input(start)
-    expected = {e["group_key"].strip("& "): parse_map(e["map_normalized"]) for e in case["expected"]}
+    expected = {
+        e["group_key"].strip("& "): parse_map(e["map_normalized"]) for e in case["expected"]
+    }
     (bcast,) = grouped[start].maps
     (param,) = grouped[comp.by_name["p0"]].maps
     for ours, key in ((bcast.map, "bcast.instruction()"), (param.map, "parameter_0.instruction()")):
@@ -175,7 +195,9 @@ def test_grouped_start_not_at_root():
             assert _union([ours], box, False) == _union([expected[key]], box, False)
 
 
-@pytest.mark.parametrize("name", ["GroupIndexingMapsByProducers", "ComputeGroupedOutputToInputIndexing"])
+@pytest.mark.parametrize(
+    "name", ["GroupIndexingMapsByProducers", "ComputeGroupedOutputToInputIndexing"]
+)
 def test_grouped_from_the_root_of_a_computation(name):
     case = _case(name)
     module = parse_hlo(case["hlo"])

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 import hloidx
-from hloidx.maps.domain import relation
-from hloidx.maps.expr import dim, replace_vars
 from hloidx.hlo import op_rules
 from hloidx.hlo.ir import Instruction, Shape
+from hloidx.maps.domain import relation
+from hloidx.maps.expr import dim, replace_vars
 from hloidx.maps.indexing_map import IndexingMap
 from hloidx.maps.interval import Interval
 

@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EnumerationLimitError, HloidxError
+from ..hlo.report import error_to_json
 from ..maps.indexing_map import IndexingMap
 from ..maps.printer import format_map
-from ..hlo.report import error_to_json
 from ..source import Source
 
 EXPECTATION_SUFFIX = ".expected"
@@ -309,7 +309,8 @@ class OracleOutcome:
 def oracle_check(instruction: Any, analysed: Any = None) -> OracleOutcome:
     """Ask the provenance oracle whether our maps for ``instruction`` are what it really reads.
 
-    The single point where :mod:`hloidx.check.expectations` meets :mod:`hloidx.check.oracle`. Two checks:
+    The single point where :mod:`hloidx.check.expectations` meets :mod:`hloidx.check.oracle`.
+    Two checks:
     ``oracle.check_instruction(instr)`` compares the op rules' (or the composition's)
     output-to-input maps with the interpreted reads; then, when ``analysed`` (the
     :class:`~hloidx.hlo.analysis.InstructionAnalysis`) is given, the *simplified* maps that an

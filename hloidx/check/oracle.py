@@ -36,7 +36,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from math import prod
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -67,7 +67,7 @@ class Tensor:
         return tuple(self.values.shape)
 
 
-Value = Union[Tensor, tuple["Value", ...]]
+Value = Tensor | tuple["Value", ...]
 
 
 @dataclass
@@ -146,7 +146,8 @@ def _check_size(instr: Instruction, dims: Sequence[int], limit: int) -> None:
     if n > limit:
         raise EnumerationLimitError(
             f"the oracle refuses {instr.name}: {n} elements is more than its limit of {limit}",
-            instr.span)
+            instr.span,
+        )
 
 
 _LITERAL_TOKEN = re.compile(r"-?(?:inf|nan)|true|false|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -189,24 +190,63 @@ def _int_remainder(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 _UNARY = {
-    "negate": np.negative, "abs": np.abs, "exponential": np.exp, "log": np.log, "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1 / np.sqrt(x), "tanh": np.tanh, "sign": np.sign, "floor": np.floor,
-    "ceil": np.ceil, "cosine": np.cos, "sine": np.sin, "tan": np.tan,
-    "logistic": lambda x: 1 / (1 + np.exp(-x)), "exponential-minus-one": np.expm1,
-    "log-plus-one": np.log1p, "round-nearest-even": np.round, "cbrt": np.cbrt,
+    "negate": np.negative,
+    "abs": np.abs,
+    "exponential": np.exp,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "tanh": np.tanh,
+    "sign": np.sign,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "cosine": np.cos,
+    "sine": np.sin,
+    "tan": np.tan,
+    "logistic": lambda x: 1 / (1 + np.exp(-x)),
+    "exponential-minus-one": np.expm1,
+    "log-plus-one": np.log1p,
+    "round-nearest-even": np.round,
+    "cbrt": np.cbrt,
     "round-nearest-afz": lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5),
-    "is-finite": lambda x: np.isfinite(x).astype(np.int64), "copy": lambda x: x,
-    "erf": None, "not": None, "popcnt": None, "clz": None, "real": lambda x: x, "imag": None,
-    "reduce-precision": lambda x: x, "optimization-barrier": lambda x: x,
+    "is-finite": lambda x: np.isfinite(x).astype(np.int64),
+    "copy": lambda x: x,
+    "erf": None,
+    "not": None,
+    "popcnt": None,
+    "clz": None,
+    "real": lambda x: x,
+    "imag": None,
+    "reduce-precision": lambda x: x,
+    "optimization-barrier": lambda x: x,
 }
 _BINARY = {
-    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "maximum": np.maximum,
-    "minimum": np.minimum, "power": np.power, "atan2": np.arctan2, "and": None, "or": None,
-    "xor": None, "divide": None, "remainder": None, "shift-left": None,
-    "shift-right-logical": None, "shift-right-arithmetic": None, "compare": None, "complex": None,
+    "add": np.add,
+    "subtract": np.subtract,
+    "multiply": np.multiply,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+    "power": np.power,
+    "atan2": np.arctan2,
+    "and": None,
+    "or": None,
+    "xor": None,
+    "divide": None,
+    "remainder": None,
+    "shift-left": None,
+    "shift-right-logical": None,
+    "shift-right-arithmetic": None,
+    "compare": None,
+    "complex": None,
 }
-_COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
-            "GT": np.greater, "GE": np.greater_equal}
+_COMPARE = {
+    "EQ": np.equal,
+    "NE": np.not_equal,
+    "LT": np.less,
+    "LE": np.less_equal,
+    "GT": np.greater,
+    "GE": np.greater_equal,
+}
 
 
 def _elementwise_values(instr: Instruction, args: list[np.ndarray]) -> np.ndarray | None:
@@ -220,7 +260,11 @@ def _elementwise_values(instr: Instruction, args: list[np.ndarray]) -> np.ndarra
             return x.astype(_dtype(instr.shape))
         if op in _UNARY:
             if op == "not":
-                return (args[0] == 0).astype(np.int64) if instr.shape.element_type == "pred" else ~args[0]
+                return (
+                    (args[0] == 0).astype(np.int64)
+                    if instr.shape.element_type == "pred"
+                    else ~args[0]
+                )
             fn = _UNARY[op]
             return None if fn is None else np.asarray(fn(args[0])).astype(_dtype(instr.shape))
         if op == "select":
@@ -244,8 +288,11 @@ def _elementwise_values(instr: Instruction, args: list[np.ndarray]) -> np.ndarra
         return out.astype(np.int64) if is_int else out
 
 
-_ELEMENTWISE = set(_UNARY) | set(_BINARY) | {"convert", "select", "clamp", "map",
-                                              "bitcast-convert", "stochastic-convert"}
+_ELEMENTWISE = (
+    set(_UNARY)
+    | set(_BINARY)
+    | {"convert", "select", "clamp", "map", "bitcast-convert", "stochastic-convert"}
+)
 
 
 # ---------------------------------------------------------------------------
@@ -307,7 +354,9 @@ class _Interpreter:
                 number = instr.parameter_number or 0
                 if number >= len(args):
                     raise UnsupportedOpError(
-                        f"{comp.name} reads parameter {number} but was given {len(args)}", instr.span)
+                        f"{comp.name} reads parameter {number} but was given {len(args)}",
+                        instr.span,
+                    )
                 value = args[number]
             else:
                 value = self.evaluate(instr, [env[id(o)] for o in instr.operands])
@@ -320,7 +369,9 @@ class _Interpreter:
         for key in keys:
             if called.get(key):
                 return called[key][0]
-        raise UnsupportedOpError(f"the oracle found no called computation for {instr.name}", instr.span)
+        raise UnsupportedOpError(
+            f"the oracle found no called computation for {instr.name}", instr.span
+        )
 
     # -- one instruction -------------------------------------------------------
     def evaluate(self, instr: Instruction, ops: list[Value]) -> Value:
@@ -363,7 +414,9 @@ class _Interpreter:
         values = _literal_values(instr)
         dims = instr.shape.dims
         if values is None:
-            return Tensor(np.zeros(dims, dtype=_dtype(instr.shape)), _empty_provenance(dims), known=False)
+            return Tensor(
+                np.zeros(dims, dtype=_dtype(instr.shape)), _empty_provenance(dims), known=False
+            )
         return Tensor(values, _empty_provenance(dims))
 
     def _iota(self, instr: Instruction, ops: list[Tensor]) -> Tensor:
@@ -374,8 +427,11 @@ class _Interpreter:
 
     # -- data movement --------------------------------------------------------
     def _move(self, ops: Tensor, fn: Any) -> Tensor:
-        return Tensor(np.asarray(fn(ops.values)).copy(), np.asarray(fn(ops.provenance), dtype=object).copy(),
-                      ops.known)
+        return Tensor(
+            np.asarray(fn(ops.values)).copy(),
+            np.asarray(fn(ops.provenance), dtype=object).copy(),
+            ops.known,
+        )
 
     def _broadcast(self, instr: Instruction, ops: list[Tensor]) -> Tensor:
         dims = instr.shape.dims
@@ -412,9 +468,11 @@ class _Interpreter:
 
     def _concatenate(self, instr: Instruction, ops: list[Tensor]) -> Tensor:
         axis = (instr.dimensions or (0,))[0]
-        return Tensor(np.concatenate([o.values for o in ops], axis),
-                      np.concatenate([o.provenance for o in ops], axis),
-                      all(o.known for o in ops))
+        return Tensor(
+            np.concatenate([o.values for o in ops], axis),
+            np.concatenate([o.provenance for o in ops], axis),
+            all(o.known for o in ops),
+        )
 
     def _pad(self, instr: Instruction, ops: list[Tensor]) -> Tensor:
         operand, pad_value = ops
@@ -438,11 +496,15 @@ class _Interpreter:
     def _index_values(instr: Instruction, tensor: Tensor) -> np.ndarray:
         if not tensor.known:
             raise UnsupportedOpError(
-                f"the oracle cannot evaluate {instr.name}: its indices come from values it does not "
-                "compute", instr.span)
+                f"the oracle cannot evaluate {instr.name}: its indices come from values it does "
+                "not compute",
+                instr.span,
+            )
         return tensor.values.astype(np.int64)
 
-    def _starts(self, instr: Instruction, scalars: list[Tensor], limits: Sequence[int]) -> list[int]:
+    def _starts(
+        self, instr: Instruction, scalars: list[Tensor], limits: Sequence[int]
+    ) -> list[int]:
         starts = []
         for scalar, hi in zip(scalars, limits, strict=True):
             value = int(self._index_values(instr, scalar).reshape(-1)[0])
@@ -452,16 +514,23 @@ class _Interpreter:
     def _dynamic_slice(self, instr: Instruction, ops: list[Tensor]) -> Tensor:
         operand, scalars = ops[0], ops[1:]
         sizes = instr.dynamic_slice_sizes or instr.shape.dims
-        starts = self._starts(instr, scalars, [n - s for n, s in zip(operand.shape, sizes, strict=True)])
+        starts = self._starts(
+            instr, scalars, [n - s for n, s in zip(operand.shape, sizes, strict=True)]
+        )
         window = tuple(slice(s, s + n) for s, n in zip(starts, sizes, strict=True))
         index_reads = _union_all(s.provenance[()] for s in scalars)
         prov = _union2(operand.provenance[window], np.full((), index_reads, dtype=object))
-        return Tensor(operand.values[window].copy(), np.asarray(prov, dtype=object).reshape(instr.shape.dims),
-                      operand.known)
+        return Tensor(
+            operand.values[window].copy(),
+            np.asarray(prov, dtype=object).reshape(instr.shape.dims),
+            operand.known,
+        )
 
     def _dynamic_update_slice(self, instr: Instruction, ops: list[Tensor]) -> Tensor:
         operand, update, scalars = ops[0], ops[1], ops[2:]
-        starts = self._starts(instr, scalars, [n - u for n, u in zip(operand.shape, update.shape, strict=True)])
+        starts = self._starts(
+            instr, scalars, [n - u for n, u in zip(operand.shape, update.shape, strict=True)]
+        )
         window = tuple(slice(s, s + n) for s, n in zip(starts, update.shape, strict=True))
         values = operand.values.copy()
         values[window] = update.values
@@ -475,7 +544,9 @@ class _Interpreter:
         operand, indices = ops
         dn = instr.gather_dimension_numbers
         if dn.operand_batching_dims:
-            raise UnsupportedOpError("the oracle does not interpret gather with batching dims", instr.span)
+            raise UnsupportedOpError(
+                "the oracle does not interpret gather with batching dims", instr.span
+            )
         sizes = instr.gather_slice_sizes or ()
         index_values = self._index_values(instr, indices)
         index_prov = indices.provenance
@@ -511,7 +582,9 @@ class _Interpreter:
         kept = [d for d in range(inputs[0].values.ndim) if d not in axes]
         out_dims = tuple(inputs[0].shape[d] for d in kept)
         init_reads = _union_all(i.provenance[()] for i in inits)
-        moved = [np.transpose(x.provenance, kept + list(axes)).reshape(*out_dims, -1) for x in inputs]
+        moved = [
+            np.transpose(x.provenance, kept + list(axes)).reshape(*out_dims, -1) for x in inputs
+        ]
         prov = np.empty(out_dims, dtype=object)
         for out in np.ndindex(*out_dims):
             prov[out] = _union_all(itertools.chain((init_reads,), *(m[out] for m in moved)))
@@ -520,12 +593,23 @@ class _Interpreter:
         for k in range(n):
             shape = instr.shape.tuple_shapes[k] if instr.shape.is_tuple else instr.shape
             if reducer is not None and n == 1 and inputs[0].known and inits[0].known:
-                values = reducer.reduce(np.concatenate(
-                    [np.transpose(inputs[0].values, kept + list(axes)).reshape(*out_dims, -1),
-                     np.broadcast_to(inits[0].values, (*out_dims, 1))], axis=-1), axis=-1)
+                values = reducer.reduce(
+                    np.concatenate(
+                        [
+                            np.transpose(inputs[0].values, kept + list(axes)).reshape(
+                                *out_dims, -1
+                            ),
+                            np.broadcast_to(inits[0].values, (*out_dims, 1)),
+                        ],
+                        axis=-1,
+                    ),
+                    axis=-1,
+                )
                 outputs.append(Tensor(np.asarray(values).astype(_dtype(shape)), prov))
             else:
-                outputs.append(Tensor(np.zeros(out_dims, dtype=_dtype(shape)), prov.copy(), known=False))
+                outputs.append(
+                    Tensor(np.zeros(out_dims, dtype=_dtype(shape)), prov.copy(), known=False)
+                )
         return tuple(outputs) if instr.shape.is_tuple else outputs[0]
 
     def _simple_reducer(self, instr: Instruction) -> Any:
@@ -535,7 +619,12 @@ class _Interpreter:
             return None
         if any(o.opcode != "parameter" for o in root.operands):
             return None
-        return {"add": np.add, "maximum": np.maximum, "minimum": np.minimum, "multiply": np.multiply}[root.opcode]
+        return {
+            "add": np.add,
+            "maximum": np.maximum,
+            "minimum": np.minimum,
+            "multiply": np.multiply,
+        }[root.opcode]
 
     def _reduce_window(self, instr: Instruction, ops: list[Tensor]) -> Value:
         n = len(ops) // 2
@@ -552,7 +641,11 @@ class _Interpreter:
                 positions = []
                 for k in range(w.size):
                     pos = o * w.stride + k * w.window_dilation - w.pad_low
-                    if pos >= 0 and pos % w.base_dilation == 0 and pos // w.base_dilation < in_dims[d]:
+                    if (
+                        pos >= 0
+                        and pos % w.base_dilation == 0
+                        and pos // w.base_dilation < in_dims[d]
+                    ):
                         positions.append(pos // w.base_dilation)
                 rows.append(positions)
             covered.append(rows)
@@ -563,8 +656,10 @@ class _Interpreter:
                 for x in inputs:
                     reads |= x.provenance[source]
             prov[out] = frozenset(reads)
-        outputs = [Tensor(np.zeros(out_dims, dtype=_dtype(s)), prov.copy(), known=False)
-                   for s in (instr.shape.tuple_shapes if instr.shape.is_tuple else (instr.shape,))]
+        outputs = [
+            Tensor(np.zeros(out_dims, dtype=_dtype(s)), prov.copy(), known=False)
+            for s in (instr.shape.tuple_shapes if instr.shape.is_tuple else (instr.shape,))
+        ]
         return tuple(outputs) if instr.shape.is_tuple else outputs[0]
 
     def _dot(self, instr: Instruction, ops: list[Tensor]) -> Tensor:
@@ -587,7 +682,9 @@ class _Interpreter:
                 ri[b] = out[nb + nl + k]
             reads: set[Tag] = set()
             for c in itertools.product(*contracting):
-                for k, (a, b) in enumerate(zip(dn.lhs_contracting, dn.rhs_contracting, strict=True)):
+                for k, (a, b) in enumerate(
+                    zip(dn.lhs_contracting, dn.rhs_contracting, strict=True)
+                ):
                     li[a] = ri[b] = c[k]
                 reads |= lhs.provenance[tuple(li)] | rhs.provenance[tuple(ri)]
             for extra in ops[2:]:  # scaled dot: scales read like their operands (over-approximated)
@@ -600,20 +697,34 @@ class _Interpreter:
         prov = ops[0].provenance
         for o in ops[1:]:
             prov = _union(prov, o.provenance)
-        along = np.apply_along_axis(lambda row: np.full(len(row), _union_all(row), dtype=object),
-                                    axis, prov) if prov.size else prov
-        outputs = [Tensor(np.zeros(o.shape, dtype=o.values.dtype), np.asarray(along, dtype=object).copy(), known=False)
-                   for o in ops]
+        along = (
+            np.apply_along_axis(
+                lambda row: np.full(len(row), _union_all(row), dtype=object), axis, prov
+            )
+            if prov.size
+            else prov
+        )
+        outputs = [
+            Tensor(
+                np.zeros(o.shape, dtype=o.values.dtype),
+                np.asarray(along, dtype=object).copy(),
+                known=False,
+            )
+            for o in ops
+        ]
         return tuple(outputs) if instr.shape.is_tuple else outputs[0]
 
     # -- control flow ----------------------------------------------------------------
     def _conditional(self, instr: Instruction, ops: list[Value]) -> Value:
         selector = ops[0]
         if not isinstance(selector, Tensor) or not selector.known:
-            raise UnsupportedOpError(f"the oracle cannot choose a branch of {instr.name}", instr.span)
+            raise UnsupportedOpError(
+                f"the oracle cannot choose a branch of {instr.name}", instr.span
+            )
         called = instr.called_computations
         branches = called.get("branch_computations") or (
-            called.get("true_computation", []) + called.get("false_computation", []))
+            called.get("true_computation", []) + called.get("false_computation", [])
+        )
         value = int(selector.values.reshape(-1)[0])
         if "branch_computations" in called:
             k = value if 0 <= value < len(branches) else len(branches) - 1
@@ -629,12 +740,15 @@ class _Interpreter:
         for _ in range(MAX_WHILE_ITERATIONS):
             predicate = self.run(condition, [state])
             if not isinstance(predicate, Tensor) or not predicate.known:
-                raise UnsupportedOpError(f"the oracle cannot decide the condition of {instr.name}", instr.span)
+                raise UnsupportedOpError(
+                    f"the oracle cannot decide the condition of {instr.name}", instr.span
+                )
             if not int(predicate.values.reshape(-1)[0]):
                 return state
             state = self.run(body, [state])
         raise UnsupportedOpError(
-            f"the oracle stopped {instr.name} after {MAX_WHILE_ITERATIONS} iterations", instr.span)
+            f"the oracle stopped {instr.name} after {MAX_WHILE_ITERATIONS} iterations", instr.span
+        )
 
 
 def _add_reads(value: Value, reads: frozenset[Tag]) -> Value:
@@ -652,12 +766,15 @@ def _add_reads(value: Value, reads: frozenset[Tag]) -> Value:
 
 def _constant_cone(instr: Instruction) -> bool:
     """Whether ``instr`` depends on no parameter (so it can be evaluated for its real value)."""
-    return all(i.opcode != "parameter" and not i.called_computations.get("body")
-               for i in _post_order(instr))
+    return all(
+        i.opcode != "parameter" and not i.called_computations.get("body")
+        for i in _post_order(instr)
+    )
 
 
-def _default_data(operand: Instruction, shape: Shape, rng: np.random.Generator, index_high: int,
-                  limit: int) -> np.ndarray:
+def _default_data(
+    operand: Instruction, shape: Shape, rng: np.random.Generator, index_high: int, limit: int
+) -> np.ndarray:
     dims = shape.dims
     if shape.element_type == "pred":
         return rng.integers(0, 2, size=dims).astype(np.int64)
@@ -666,8 +783,9 @@ def _default_data(operand: Instruction, shape: Shape, rng: np.random.Generator, 
     return rng.integers(-1, index_high + 1, size=dims).astype(np.int64)
 
 
-def _operand_data(instr: Instruction, given: Mapping[int, Any] | None, seed: int,
-                  limit: int) -> tuple[Value, ...]:
+def _operand_data(
+    instr: Instruction, given: Mapping[int, Any] | None, seed: int, limit: int
+) -> tuple[Value, ...]:
     rng = np.random.default_rng(seed)
     shapes = [s for o in instr.operands for s in o.shape.leaves()] + instr.shape.leaves()
     index_high = max((max(s.dims) for s in shapes if s.is_array and s.dims), default=1)
@@ -689,7 +807,9 @@ def _operand_data(instr: Instruction, given: Mapping[int, Any] | None, seed: int
             data = provided[k] if isinstance(provided, (list, tuple)) else provided
             if data is None:
                 data = _default_data(operand, leaf, rng, index_high, limit)
-            arrays.append(_leaf_tensor(np.asarray(data, dtype=_dtype(leaf)).reshape(leaf.dims), j, k))
+            arrays.append(
+                _leaf_tensor(np.asarray(data, dtype=_dtype(leaf)).reshape(leaf.dims), j, k)
+            )
         out.append(_regroup(operand.shape, iter(arrays)) if operand.shape.is_tuple else arrays[0])
     return tuple(out)
 
@@ -745,9 +865,14 @@ def _resolve(where: Any, instruction: Instruction | str | None) -> Instruction:
     raise HloidxError(f"no instruction named {instruction}")
 
 
-def reads(where: HloModule | Computation | Instruction, instruction: Instruction | str | None = None,
-          *, operand_values: Mapping[int, Any] | None = None, seed: int = 0,
-          limit: int = DEFAULT_LIMIT) -> Reads:
+def reads(
+    where: HloModule | Computation | Instruction,
+    instruction: Instruction | str | None = None,
+    *,
+    operand_values: Mapping[int, Any] | None = None,
+    seed: int = 0,
+    limit: int = DEFAULT_LIMIT,
+) -> Reads:
     """Interpret ``instruction`` (by object or name; default: the entry root) on concrete data.
 
     Its operands become leaves tagged ``(operand_number, tuple_leaf, index)``. Operand data:
@@ -763,10 +888,17 @@ def reads(where: HloModule | Computation | Instruction, instruction: Instruction
     return Reads(instr, tuple(_flatten(result)), data, interpreter.inner)
 
 
-def oracle_relation(instr: Instruction, operand_index: int, output_id: int = 0,
-                    runtime_values: Mapping[int, Any] | None = None, *, operand_leaf: int | None = None,
-                    seed: int = 0, limit: int = DEFAULT_LIMIT,
-                    evaluation: Reads | None = None) -> set[tuple[tuple[int, ...], tuple[int, ...]]]:
+def oracle_relation(
+    instr: Instruction,
+    operand_index: int,
+    output_id: int = 0,
+    runtime_values: Mapping[int, Any] | None = None,
+    *,
+    operand_leaf: int | None = None,
+    seed: int = 0,
+    limit: int = DEFAULT_LIMIT,
+    evaluation: Reads | None = None,
+) -> set[tuple[tuple[int, ...], tuple[int, ...]]]:
     """``{(output index, operand index)}``: what output ``output_id`` reads of one operand.
 
     ``runtime_values`` is the operand data (see :func:`reads`); pass ``evaluation`` to reuse
@@ -812,7 +944,9 @@ class Mismatch:
 
     def __str__(self) -> str:
         where = f"{self.instruction} output {self.output_id} operand {self.operand_index}"
-        more = "; e.g. " + ", ".join(f"{o} -> {i}" for o, i in self.examples) if self.examples else ""
+        more = (
+            "; e.g. " + ", ".join(f"{o} -> {i}" for o, i in self.examples) if self.examples else ""
+        )
         return f"{where}: {self.kind}: {self.message}{more}"
 
 
@@ -831,13 +965,19 @@ def _runtime_value_array(rv: RuntimeVar, dims: np.ndarray, evaluation: Reads) ->
         raise _Unchecked(f"the oracle did not compute the values of {rv.producer.name}")
     m = rv.map
     if any(v.kind != 0 for r in m.results for v in _vars(r)):
-        raise _Unchecked(f"the map of runtime variable {rv.producer.name} is not a function of the dims")
+        raise _Unchecked(
+            f"the map of runtime variable {rv.producer.name} is not a function of the dims"
+        )
     n = dims.shape[0]
     columns = [dims[:, i] for i in range(dims.shape[1])]
-    index = [np.broadcast_to(np.asarray(evaluate(r, lambda v: columns[v.index]), dtype=np.int64), (n,))
-             for r in m.results]
+    index = [
+        np.broadcast_to(np.asarray(evaluate(r, lambda v: columns[v.index]), dtype=np.int64), (n,))
+        for r in m.results
+    ]
     if not index:
-        return np.full(n, int(value.values.reshape(-1)[0]) if value.values.size else 0, dtype=np.int64)
+        return np.full(
+            n, int(value.values.reshape(-1)[0]) if value.values.size else 0, dtype=np.int64
+        )
     return value.values[tuple(index)].astype(np.int64)
 
 
@@ -847,8 +987,12 @@ def _vars(expr: Any) -> set[Any]:
     return variables(expr)
 
 
-def map_relation(indexing_map: IndexingMap, runtime_vars: Sequence[RuntimeVar], evaluation: Reads,
-                 limit: int = 1_000_000) -> set[tuple[tuple[int, ...], tuple[int, ...]]]:
+def map_relation(
+    indexing_map: IndexingMap,
+    runtime_vars: Sequence[RuntimeVar],
+    evaluation: Reads,
+    limit: int = 1_000_000,
+) -> set[tuple[tuple[int, ...], tuple[int, ...]]]:
     """The relation of ``indexing_map`` with its runtime variables fixed to ``evaluation``'s values.
 
     A runtime variable's value is clamped into its feasible range, as the data-dependent ops
@@ -864,7 +1008,11 @@ def map_relation(indexing_map: IndexingMap, runtime_vars: Sequence[RuntimeVar], 
         raise _Unchecked("the map's runtime variables are not described")
     dim_list = [Var(VarKind.DIM, i) for i in range(len(indexing_map.dim_vars))]
     columns = box_points(indexing_map, dim_list, limit)
-    dims = np.stack([columns[v] for v in dim_list], axis=1) if dim_list else np.zeros((1, 0), dtype=np.int64)
+    dims = (
+        np.stack([columns[v] for v in dim_list], axis=1)
+        if dim_list
+        else np.zeros((1, 0), dtype=np.int64)
+    )
     n = dims.shape[0]
     values = []
     for rv, var in zip(runtime_vars, indexing_map.rt_vars, strict=True):
@@ -876,13 +1024,17 @@ def map_relation(indexing_map: IndexingMap, runtime_vars: Sequence[RuntimeVar], 
     for point, rts in zip(dims.tolist(), table.tolist(), strict=True):
         groups.setdefault(tuple(rts), set()).add(tuple(point))
     for rts, points in groups.items():
-        fixed = indexing_map.substitute({Var(VarKind.RUNTIME, i): const(v) for i, v in enumerate(rts)})
+        fixed = indexing_map.substitute(
+            {Var(VarKind.RUNTIME, i): const(v) for i, v in enumerate(rts)}
+        )
         fixed = IndexingMap(fixed.results, fixed.dim_vars, fixed.range_vars, (), fixed.constraints)
         out |= {pair for pair in relation(fixed, limit) if pair[0] in points}
     return out
 
 
-def _claims(instr: Instruction) -> dict[tuple[int, int], tuple[list[tuple[IndexingMap, tuple[RuntimeVar, ...]]], bool]]:
+def _claims(
+    instr: Instruction,
+) -> dict[tuple[int, int], tuple[list[tuple[IndexingMap, tuple[RuntimeVar, ...]]], bool]]:
     """``(output_id, operand) -> ([(map, runtime vars)], exact)`` from the analysis."""
     from ..hlo import fusion
 
@@ -891,14 +1043,22 @@ def _claims(instr: Instruction) -> dict[tuple[int, int], tuple[list[tuple[Indexi
     for out_id, row in enumerate(table):
         for j, cell in enumerate(row):
             per_map = getattr(cell, "per_map_runtime_vars", None)
-            pairs = [(m, per_map[k] if per_map is not None else cell.runtime_vars)
-                     for k, m in enumerate(cell.maps)]
+            pairs = [
+                (m, per_map[k] if per_map is not None else cell.runtime_vars)
+                for k, m in enumerate(cell.maps)
+            ]
             out[(out_id, j)] = (pairs, cell.exact)
     return out
 
 
-def check_maps(instr: Instruction, table: IndexingTable | None = None, *, evaluation: Reads | None = None,
-               seed: int = 0, limit: int = DEFAULT_LIMIT) -> list[Mismatch]:
+def check_maps(
+    instr: Instruction,
+    table: IndexingTable | None = None,
+    *,
+    evaluation: Reads | None = None,
+    seed: int = 0,
+    limit: int = DEFAULT_LIMIT,
+) -> list[Mismatch]:
     """Compare output-to-input maps (``table``, default: the analysis's) with the oracle.
 
     For each output leaf and operand, the union of the cell's maps, enumerated with runtime
@@ -911,10 +1071,22 @@ def check_maps(instr: Instruction, table: IndexingTable | None = None, *, evalua
     if table is None:
         claims = _claims(instr)
     else:
-        claims = {(o, j): ([(m, getattr(c, "per_map_runtime_vars", None)[k]
-                             if getattr(c, "per_map_runtime_vars", None) is not None else c.runtime_vars)
-                            for k, m in enumerate(c.maps)], c.exact)
-                  for o, row in enumerate(table) for j, c in enumerate(row)}
+        claims = {
+            (o, j): (
+                [
+                    (
+                        m,
+                        getattr(c, "per_map_runtime_vars", None)[k]
+                        if getattr(c, "per_map_runtime_vars", None) is not None
+                        else c.runtime_vars,
+                    )
+                    for k, m in enumerate(c.maps)
+                ],
+                c.exact,
+            )
+            for o, row in enumerate(table)
+            for j, c in enumerate(row)
+        }
     mismatches: list[Mismatch] = []
     for (out_id, j), (pairs, exact) in sorted(claims.items()):
         if out_id >= len(evaluation.outputs) or j >= len(instr.operands):
@@ -937,19 +1109,38 @@ def check_maps(instr: Instruction, table: IndexingTable | None = None, *, evalua
             continue
         missing = actual - claimed
         if missing:
-            mismatches.append(Mismatch(instr.name, out_id, j, "missing",
-                                       f"{len(missing)} read(s) not covered by the maps",
-                                       tuple(sorted(missing)[:5])))
+            mismatches.append(
+                Mismatch(
+                    instr.name,
+                    out_id,
+                    j,
+                    "missing",
+                    f"{len(missing)} read(s) not covered by the maps",
+                    tuple(sorted(missing)[:5]),
+                )
+            )
         extra = claimed - actual
         if exact and extra:
-            mismatches.append(Mismatch(instr.name, out_id, j, "extra",
-                                       f"exact maps claim {len(extra)} read(s) the op does not make",
-                                       tuple(sorted(extra)[:5])))
+            mismatches.append(
+                Mismatch(
+                    instr.name,
+                    out_id,
+                    j,
+                    "extra",
+                    f"exact maps claim {len(extra)} read(s) the op does not make",
+                    tuple(sorted(extra)[:5]),
+                )
+            )
     return mismatches
 
 
-def check_instruction(instr: Instruction, *, seed: int = 0, limit: int = DEFAULT_LIMIT,
-                      operand_values: Mapping[int, Any] | None = None) -> list[Mismatch]:
+def check_instruction(
+    instr: Instruction,
+    *,
+    seed: int = 0,
+    limit: int = DEFAULT_LIMIT,
+    operand_values: Mapping[int, Any] | None = None,
+) -> list[Mismatch]:
     """Check one instruction's output-to-input maps against the oracle. Stable API.
 
     The maps are hloidx's analysis (op rules, or composition for fusion/call/conditional/
@@ -969,5 +1160,14 @@ def check_instruction(instr: Instruction, *, seed: int = 0, limit: int = DEFAULT
         return [Mismatch(instr.name, -1, -1, "unchecked", error.message)]
 
 
-__all__ = ["DEFAULT_LIMIT", "Mismatch", "Reads", "Tensor", "check_instruction", "check_maps",
-           "map_relation", "oracle_relation", "reads"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "Mismatch",
+    "Reads",
+    "Tensor",
+    "check_instruction",
+    "check_maps",
+    "map_relation",
+    "oracle_relation",
+    "reads",
+]

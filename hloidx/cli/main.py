@@ -83,7 +83,8 @@ def cli(color: str, debug: bool) -> None:
 
     \b
     Examples:
-      hloidx simplify "(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]"
+      hloidx simplify "(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), \
+        domain: d0 in [0, 6], d1 in [0, 14]"
       hloidx maps samples/broadcast.hlo
       hloidx maps model.hlo --instruction fusion.3 --format json
 
@@ -136,13 +137,14 @@ def simplify(
 
     \b
     Example:
-      hloidx simplify "(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]"
+      hloidx simplify "(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), \
+        domain: d0 in [0, 6], d1 in [0, 14]"
       (d0, d1) -> (d0, d1), domain: d0 in [0, 6], d1 in [0, 14]
       verdict: proved
     """
     from ..maps.printer import format_map
-    from ..maps.syntax import parse_map
     from ..maps.simplify import simplify_with_rules
+    from ..maps.syntax import parse_map
 
     if file_ is not None and map_text is not None:
         raise click.UsageError("give the map either as an argument or with --file, not both")
@@ -277,19 +279,20 @@ def maps(
 ) -> None:
     """Indexing maps of every instruction of an HLO file, for every operand.
 
-    FILE is HLO text (`-` for stdin): a module XLA dumped, `jax.jit(f).lower(...).as_text(dialect="hlo")`
-    output, an optimized module with fusions, or a hand-written snippet. For each operand it
-    shows the output-to-input and input-to-output maps (simplified, each simplification
-    verified), whether they are exact, the runtime variables, and the operand's utilization:
-    `distinct` (fraction of its elements read at least once) and `reads` (reads per element).
+    FILE is HLO text (`-` for stdin): a module XLA dumped,
+    `jax.jit(f).lower(...).as_text(dialect="hlo")` output, an optimized module with fusions, or
+    a hand-written snippet. For each operand it shows the output-to-input and input-to-output
+    maps (simplified, each simplification verified), whether they are exact, the runtime
+    variables, and the operand's utilization: `distinct` (fraction of its elements read at least
+    once) and `reads` (reads per element).
 
     Instructions whose opcode has no rule say `unknown indexing`. A syntax error is reported
     with file:line:col (exit code 2) and every instruction that could be parsed is still
     analysed. Exit code 1 means a simplification was refuted (a bug in hloidx).
     """
     from ..hlo.analysis import analyze
-    from ..hlo.syntax import parse_hlo_lenient
     from ..hlo.report import error_to_json, module_to_json
+    from ..hlo.syntax import parse_hlo_lenient
 
     text, where = _read_text(file, "HLO file")
     module, errors = parse_hlo_lenient(text, where)

@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.text import Text
 
 from ..hlo.analysis import InstructionAnalysis, ModuleAnalysis
-from ..maps.printer import format_map
 from ..hlo.report import verdict_label
+from ..maps.printer import format_map
 
 
 def _verdict_style(label: str) -> str:
@@ -118,7 +118,8 @@ def render_chain(console: Console, doc: dict[str, Any]) -> None:
     if u:
         console.print(
             Text(
-                f"  utilization: distinct {u['distinct']:.4g}, reads {u['reads']:.4g} ({u['kind']})",
+                f"  utilization: distinct {u['distinct']:.4g}, "
+                f"reads {u['reads']:.4g} ({u['kind']})",
                 style="magenta",
             )
         )

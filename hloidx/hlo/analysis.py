@@ -126,7 +126,11 @@ def structural_key(instr: Instruction) -> tuple[Any, ...]:
         instr.shape,
         tuple(o.shape for o in instr.operands),
         tuple(
-            sorted((k, v) for k, v in instr.attributes.items() if k not in INDEXING_IRRELEVANT_ATTRIBUTES)
+            sorted(
+                (k, v)
+                for k, v in instr.attributes.items()
+                if k not in INDEXING_IRRELEVANT_ATTRIBUTES
+            )
         ),
         tuple(o.literal if o.opcode == "constant" else o.opcode == "iota" for o in instr.operands),
     )

@@ -24,7 +24,19 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import HloidxError, UnsupportedOpError
-from ..maps.expr import Const, Expr, Var, VarKind, add, const, max_, min_, mul, replace_vars, variables
+from ..maps.expr import (
+    Const,
+    Expr,
+    Var,
+    VarKind,
+    add,
+    const,
+    max_,
+    min_,
+    mul,
+    replace_vars,
+    variables,
+)
 from ..maps.indexing_map import IndexingMap, compose
 from . import op_rules
 from .ir import CALL_ATTRIBUTES, INDEXING_IRRELEVANT_ATTRIBUTES, Computation, HloModule, Instruction
@@ -379,8 +391,8 @@ def grouped_output_to_input(
                     bucket[:] = _dedupe(bucket)
                     if len(bucket) > MAX_MAPS_PER_INSTRUCTION:
                         raise UnsupportedOpError(
-                            f"more than {MAX_MAPS_PER_INSTRUCTION} distinct maps reach {operand.name}; "
-                            "giving up on this composition",
+                            f"more than {MAX_MAPS_PER_INSTRUCTION} distinct maps reach "
+                            f"{operand.name}; giving up on this composition",
                             instr.span,
                         )
     for r in result.values():
@@ -574,8 +586,11 @@ def _cell(reached: Reached | None, exact_default: bool = True) -> OperandIndexin
         notes = tuple(reached.unknown) if reached else ("unknown indexing",)
         return OperandIndexing((IndexingMap.undefined(),), exact=False, notes=notes)
     if any(t.map.is_undefined for t in reached.maps):
-        return OperandIndexing((IndexingMap.undefined(),), exact=False,
-                               notes=("unknown indexing: data gathered from other replicas twice",))
+        return OperandIndexing(
+            (IndexingMap.undefined(),),
+            exact=False,
+            notes=("unknown indexing: data gathered from other replicas twice",),
+        )
     maps = tuple(t.map for t in reached.maps)
     rts: tuple[RuntimeVar, ...] = next((t.runtime_vars for t in reached.maps if t.runtime_vars), ())
     exact = all(t.exact for t in reached.maps) and exact_default
@@ -726,7 +741,8 @@ def _repointable(table: IndexingTable, comp: Computation) -> bool:
 
 
 def _repoint(table: IndexingTable, first: Computation, comp: Computation) -> IndexingTable:
-    """``table`` (computed for ``first``) with runtime producers moved to ``comp``'s instructions."""
+    """``table`` (computed for ``first``) with runtime producers moved to ``comp``'s
+    instructions."""
     if not _runtime_producers(table):
         return table
     position = {id(i): k for k, i in enumerate(first.instructions)}

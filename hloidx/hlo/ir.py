@@ -178,8 +178,17 @@ CALL_ATTRIBUTES = (
 
 #: Attributes that never change indexing (left out of structural cache keys).
 INDEXING_IRRELEVANT_ATTRIBUTES = frozenset(
-    {"metadata", "backend_config", "frontend_attributes", "sharding", "statistics",
-     "control-predecessors", "origin", "schedule", "result_accuracy"}
+    {
+        "metadata",
+        "backend_config",
+        "frontend_attributes",
+        "sharding",
+        "statistics",
+        "control-predecessors",
+        "origin",
+        "schedule",
+        "result_accuracy",
+    }
 )
 
 

@@ -58,8 +58,12 @@ class OperandIndexing:
     replica_id_map: IndexingMap | None = None
 
     @staticmethod
-    def of(*maps: IndexingMap, exact: bool = True, runtime_vars: tuple[RuntimeVar, ...] = (),
-           notes: tuple[str, ...] = ()) -> OperandIndexing:
+    def of(
+        *maps: IndexingMap,
+        exact: bool = True,
+        runtime_vars: tuple[RuntimeVar, ...] = (),
+        notes: tuple[str, ...] = (),
+    ) -> OperandIndexing:
         return OperandIndexing(tuple(maps), exact, runtime_vars, notes)
 
 
@@ -109,8 +113,9 @@ def output_to_input(instr: Instruction) -> IndexingTable:
     _load_rules()
     rule = _OUTPUT_TO_INPUT.get(instr.opcode)
     if rule is None:
-        raise UnsupportedOpError(f"unknown indexing: no output-to-input rule for {instr.opcode}",
-                                 instr.span)
+        raise UnsupportedOpError(
+            f"unknown indexing: no output-to-input rule for {instr.opcode}", instr.span
+        )
     return rule(instr)
 
 
@@ -119,8 +124,9 @@ def input_to_output(instr: Instruction) -> IndexingTable:
     _load_rules()
     rule = _INPUT_TO_OUTPUT.get(instr.opcode)
     if rule is None:
-        raise UnsupportedOpError(f"unknown indexing: no input-to-output rule for {instr.opcode}",
-                                 instr.span)
+        raise UnsupportedOpError(
+            f"unknown indexing: no input-to-output rule for {instr.opcode}", instr.span
+        )
     return rule(instr)
 
 

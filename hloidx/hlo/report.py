@@ -6,9 +6,9 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import HloidxError
-from .analysis import InstructionAnalysis, ModuleAnalysis, OperandAnalysis
 from ..maps.indexing_map import IndexingMap
 from ..maps.printer import format_map as _format_map
+from .analysis import InstructionAnalysis, ModuleAnalysis, OperandAnalysis
 
 
 @lru_cache(maxsize=65536)

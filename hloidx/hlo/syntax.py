@@ -411,7 +411,8 @@ class _Builder(Transformer):
         # located, rather than let a later RecursionError end the run without a location.
         if 1 + max((_tuple_depth(e) for e in elements), default=0) > MAX_TUPLE_DEPTH:
             raise HloSyntaxError(
-                f"tuple shapes nested more than {MAX_TUPLE_DEPTH} levels deep", self.span_of(closing)
+                f"tuple shapes nested more than {MAX_TUPLE_DEPTH} levels deep",
+                self.span_of(closing),
             )
         return Shape("tuple", tuple_shapes=elements)
 

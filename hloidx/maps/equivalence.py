@@ -41,8 +41,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .domain import magnitude
 from ..errors import DomainError
+from .domain import magnitude
 from .expr import (
     Add,
     CeilDiv,
@@ -1303,8 +1303,10 @@ class _Prover:
 
 
 @lru_cache(maxsize=65536)
-def _sympy_identity(a: tuple[tuple[tuple[int, ...], int], ...], b: tuple[tuple[tuple[int, ...], int], ...]) -> bool:
-    """SymPy's verdict on ``A == B`` for two polynomials over atoms (atom ``i`` is symbol ``a_i``)."""
+def _sympy_identity(
+    a: tuple[tuple[tuple[int, ...], int], ...], b: tuple[tuple[tuple[int, ...], int], ...]
+) -> bool:
+    """SymPy's verdict on ``A == B`` for two polynomials over atoms (atom ``i`` is ``a_i``)."""
     import sympy
 
     def build(poly: tuple[tuple[tuple[int, ...], int], ...]) -> Any:
@@ -1333,7 +1335,9 @@ def _prove(a: IndexingMap, b: IndexingMap, checker: _Checker) -> Verdict | None:
         conditions = [(norm.poly(e), r) for e, r in da.constraints]
         if prover.equal(pairs, a, da.bounds, {}, conditions):
             detail = "equal as polynomials" if prover.cases == 0 else f"{prover.cases} cases"
-            return Verdict("proved", detail=f"{detail}; {prover.sympy_checks} identities confirmed by SymPy")
+            return Verdict(
+                "proved", detail=f"{detail}; {prover.sympy_checks} identities confirmed by SymPy"
+            )
     except (_Unprovable, RecursionError):
         return None
     return None

@@ -110,8 +110,14 @@ class IndexingMap:
             self,
             "_hash",
             hash(
-                (self.results, self.dim_vars, self.range_vars, self.rt_vars, self.constraints,
-                 self.state)
+                (
+                    self.results,
+                    self.dim_vars,
+                    self.range_vars,
+                    self.rt_vars,
+                    self.constraints,
+                    self.state,
+                )
             ),
         )
 
@@ -451,4 +457,3 @@ __all__ = [
     "compose",
     "dims_of",
 ]
-

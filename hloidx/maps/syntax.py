@@ -36,6 +36,8 @@ from lark import Lark, Token, UnexpectedCharacters, UnexpectedInput, UnexpectedT
 from lark.visitors import Transformer, v_args
 
 from ..errors import DomainError, HloidxError, MapSyntaxError
+from ..grammar_files import grammar_text
+from ..source import Source, Span
 from .expr import (
     Const,
     Expr,
@@ -52,10 +54,8 @@ from .expr import (
     mul,
     sub,
 )
-from ..grammar_files import grammar_text
 from .indexing_map import Constraint, IndexingMap, Variable
 from .interval import INT64_MAX, INT64_MIN, Interval
-from ..source import Source, Span
 
 #: Deepest expression tree accepted (XLA's maps stay far below; recursion elsewhere relies on it).
 MAX_EXPR_DEPTH = 128

@@ -557,7 +557,7 @@ def reduce_scatter_output_to_input(instr: Instruction) -> IndexingTable:
 
 @input_to_output_rule("reduce-scatter")
 def reduce_scatter_input_to_output(instr: Instruction) -> IndexingTable:
-    axis, src, out, piece = _reduce_scatter_blocks(instr)
+    axis, src, _out, piece = _reduce_scatter_blocks(instr)
     results = [mod(dim(k), piece) if k == axis else dim(k) for k in range(len(src))]
     return [
         [
@@ -588,7 +588,9 @@ def all_to_all_output_to_input(instr: Instruction) -> IndexingTable:
     ]
 
 
-def _all_to_all_blocks(instr: Instruction, dims: tuple[int, ...]) -> tuple[int, int, int, list[Expr]]:
+def _all_to_all_blocks(
+    instr: Instruction, dims: tuple[int, ...]
+) -> tuple[int, int, int, list[Expr]]:
     """(axis, group size, block size, results): index ``d`` of a tensor of ``dims`` is exchanged
     for block ``s0`` of the split/concat axis at the same offset inside the block."""
     if len(instr.operands) != 1:
