@@ -60,6 +60,13 @@ def verify(original: IndexingMap, simplified: IndexingMap, **options: Any) -> An
     return _verify(original, simplified, **options)
 
 
+def clear_caches() -> None:
+    """Forget every memoised result; every memo table is bounded, this empties them all."""
+    from .caches import clear_caches as _clear
+
+    _clear()
+
+
 def parse_hlo(text: str, name: str = "<string>") -> HloModule:
     """Parse HLO text (a module, a computation or a bare list of instructions)."""
     from .hlo.syntax import parse_hlo as _parse
@@ -77,6 +84,7 @@ def analyze(module: HloModule, **options: Any) -> Any:
 __all__ = [
     "__version__",
     "analyze",
+    "clear_caches",
     "format_map",
     "parse_hlo",
     "parse_map",

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any
 
+from ..caches import memo
 from ..errors import HloidxError, UnsupportedOpError
 from ..maps.expr import Var, replace_vars, rt_var, variables
 from ..maps.indexing_map import IndexingMap, MapState
@@ -74,7 +74,7 @@ class AnalysisOptions:
 # ---------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=65536)
+@memo(65536)
 def simplify_map(m: IndexingMap) -> IndexingMap:
     """Simplified, without unused range variables; runtime variables keep their numbering."""
     from ..maps.simplify import simplify
@@ -106,7 +106,7 @@ def drop_unused_runtime_vars(
     return trimmed, kept
 
 
-@lru_cache(maxsize=65536)
+@memo(65536)
 def verify_maps(original: IndexingMap, simplified: IndexingMap) -> Any:
     from ..maps.equivalence import verify
 
@@ -136,7 +136,7 @@ def structural_key(instr: Instruction) -> tuple[Any, ...]:
     )
 
 
-@lru_cache(maxsize=16384)
+@memo(16384)
 def shape_text(shape: Shape) -> str:
     """``str(shape)``, memoised (the report prints the same few shapes thousands of times)."""
     return str(shape)

@@ -20,9 +20,9 @@ import heapq
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any
 
+from ..caches import memo, register
 from ..errors import HloidxError, UnsupportedOpError
 from ..maps.expr import (
     Const,
@@ -78,7 +78,7 @@ class Reached:
 # ---------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=131072)
+@memo(131072)
 def compose_simplified(first: IndexingMap, second: IndexingMap) -> IndexingMap:
     from ..maps.simplify import simplify
 
@@ -708,6 +708,7 @@ def structure_key(comp: Computation) -> tuple[Any, ...]:
 
 
 _TABLES: dict[tuple[Any, ...], tuple[Computation, IndexingTable]] = {}
+register(_TABLES.clear)
 
 
 def _cached_table(instr: Instruction, direction: str) -> IndexingTable:

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
+from ..caches import memo
 from ..errors import HloidxError
 from ..maps.indexing_map import IndexingMap
 from ..maps.printer import format_map as _format_map
 from .analysis import InstructionAnalysis, ModuleAnalysis, OperandAnalysis
 
 
-@lru_cache(maxsize=65536)
+@memo(65536)
 def format_map(m: IndexingMap, spelling: str = "floordiv") -> str:
     """Printed maps are memoised: a large module prints the same few thousand maps many times."""
     return _format_map(m, spelling)

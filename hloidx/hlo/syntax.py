@@ -25,6 +25,7 @@ from typing import Any
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from ..caches import register
 from ..errors import HloidxError, HloSemanticError, HloSyntaxError
 from ..grammar_files import grammar_text
 from ..source import Source, Span
@@ -275,6 +276,7 @@ class _FastParser:
 # ---------------------------------------------------------------------------------------------
 
 _SHAPE_CACHE: dict[str, Shape] = {}
+register(_SHAPE_CACHE.clear)
 
 
 def parse_shape(text: str) -> Shape:

@@ -36,11 +36,11 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
 
+from ..caches import memo
 from ..errors import DomainError
 from .domain import magnitude
 from .expr import (
@@ -125,7 +125,7 @@ def verify(
     return _verify_cached(original, simplified, exhaustive_limit, samples, seed, timeout_s)
 
 
-@lru_cache(maxsize=4096)
+@memo(4096)
 def _verify_cached(
     original: IndexingMap,
     simplified: IndexingMap,
@@ -1302,7 +1302,7 @@ class _Prover:
         return best
 
 
-@lru_cache(maxsize=65536)
+@memo(65536)
 def _sympy_identity(
     a: tuple[tuple[tuple[int, ...], int], ...], b: tuple[tuple[tuple[int, ...], int], ...]
 ) -> bool:

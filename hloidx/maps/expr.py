@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
-from functools import lru_cache
 from typing import Any
 
+from ..caches import memo
 from ..errors import DomainError
 
 
@@ -261,7 +261,7 @@ def _var(kind: VarKind, index: int) -> Var:
     node = cache.get(index)
     if node is None:
         node = Var(kind, index)
-        if type(index) is int:
+        if type(index) is int and 0 <= index < 4096:
             cache[index] = node
     return node
 
@@ -484,7 +484,7 @@ def replace_vars(expr: Expr, replacements: Mapping[Var, Expr]) -> Expr:
     return visit(expr)
 
 
-@lru_cache(maxsize=65536)
+@memo(65536)
 def variables(expr: Expr) -> frozenset[Var]:
     """Every variable that occurs in ``expr``."""
     if type(expr) is Var:
@@ -583,7 +583,7 @@ def evaluate(expr: Expr, values: Mapping[Var, Any] | Callable[[Var], Any]) -> An
 _OP_RANK = {Mul: 0, FloorDiv: 1, CeilDiv: 2, Mod: 3, Min: 4, Max: 5}
 
 
-@lru_cache(maxsize=65536)
+@memo(65536)
 def sort_key(expr: Expr) -> tuple[Any, ...]:
     """A total order on expressions: variables by (kind, index), then compound terms.
 

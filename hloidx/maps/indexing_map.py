@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from functools import lru_cache
 
+from ..caches import memo
 from .expr import (
     Const,
     Expr,
@@ -385,12 +385,12 @@ def dims_of(sizes: Sequence[int]) -> tuple[Variable, ...]:
     return _dims_of(tuple(int(s) for s in sizes))
 
 
-@lru_cache(maxsize=4096)
+@memo(4096)
 def _dims_of(sizes: tuple[int, ...]) -> tuple[Variable, ...]:
     return tuple(Variable(Interval(0, s - 1)) for s in sizes)
 
 
-@lru_cache(maxsize=4096)
+@memo(4096)
 def _identity(shape: tuple[int, ...]) -> IndexingMap:
     # Maps are immutable, so every identity of one shape can be the same object (rules
     # ask for identities of the same few shapes thousands of times).

@@ -37,9 +37,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from math import gcd
 
+from ..caches import memo, register
 from .expr import (
     BUILDERS,
     Add,
@@ -145,7 +145,7 @@ def _sorted_sum(expr: Expr) -> Expr:
     return expr
 
 
-@lru_cache(maxsize=16384)
+@memo(16384)
 def _cost(expr: Expr) -> int:
     """Tree size (memoised, so linear in the DAG; used to reject rewrites that grow a sum)."""
     return 1 + sum(_cost(c) for c in children(expr))
@@ -453,6 +453,7 @@ class ExprSimplifier:
 #: same domain (a reshape chain and its round trip, the constraint and result phases of one
 #: map) reuse each other's sub-results.
 _SHARED: dict[tuple, ExprSimplifier] = {}
+register(_SHARED.clear)
 
 #: Domains kept, and sub-expressions memoised per domain, before a table is dropped (a
 #: bound on memory for long runs; dropping only costs recomputation).
@@ -747,7 +748,7 @@ def simplify(indexing_map: IndexingMap, *, remove_unused: bool = False) -> Index
     return result
 
 
-@lru_cache(maxsize=65536)
+@memo(65536)
 def _simplified(indexing_map: IndexingMap) -> IndexingMap:
     if indexing_map.state is not MapState.NORMAL:
         return indexing_map

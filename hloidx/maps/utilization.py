@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import combinations
 from math import prod
 
 import numpy as np
 
+from ..caches import memo
 from .domain import magnitude
 from .expr import Const, Expr, Var, VarKind, evaluate, variables
 from .indexing_map import IndexingMap
@@ -298,7 +298,7 @@ def utilization(maps: Sequence[IndexingMap], operand_dims: Sequence[int]) -> Uti
     return _utilization(tuple(maps), tuple(operand_dims))
 
 
-@lru_cache(maxsize=16384)
+@memo(16384)
 def _utilization(
     maps: tuple[IndexingMap, ...], operand_dims: tuple[int, ...]
 ) -> Utilization | None:
