@@ -1,6 +1,6 @@
 """Time the composition of every fusion in the corpus and list the ones whose maps are not exact.
 
-Usage: python bench/bench_fusion.py [CORPUS_DIR]   (default /work/shared/corpus)
+Usage: python bench/bench_fusion.py [CORPUS_DIR]   (default tests/data/corpus)
 
 For each ``*.opt.hlo`` module, each ``fusion`` instruction's output-to-input maps are
 composed (:func:`hloidx.hlo.fusion.output_to_input`), cold: the compose+simplify cache is
@@ -63,4 +63,10 @@ def main(corpus: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/work/shared/corpus")))
+    sys.exit(
+        main(
+            Path(sys.argv[1])
+            if len(sys.argv) > 1
+            else Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus"
+        )
+    )

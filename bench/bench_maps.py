@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = ROOT / "tests" / "data" / "corpus"
 sys.path.insert(0, str(ROOT / "bench"))
 
 _CHILD = r"""

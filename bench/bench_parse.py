@@ -1,7 +1,7 @@
 """How fast ``parse_hlo`` reads the corpus, and how much memory it takes.
 
 Run from the repository root: ``python bench/bench_parse.py [FILES...]`` (default: every
-``../shared/corpus/*.hlo``). Prints one markdown table: per file its size, instructions, best
+``tests/data/corpus/*.hlo``). Prints one markdown table: per file its size, instructions, best
 wall time and CPU time over ``--repeat`` runs, MB/s (by wall and by CPU time: on a shared,
 loaded machine the CPU figure is the stable one), instructions/s (by wall time), and the
 peak memory traced by tracemalloc during one parse (as a multiple of the file size). When jaxlib
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from hloidx.hlo.syntax import parse_hlo  # noqa: E402
 
-DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
+DEFAULT_CORPUS = ROOT / "tests" / "data" / "corpus"
 
 
 def xla_parser() -> tuple[str, Callable[[str], object]] | None:

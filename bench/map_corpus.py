@@ -9,7 +9,7 @@ hloidx's simplifier:
   identity; size-1 dimensions are the constant 0);
 * linearize/delinearize pairs: ``(d0..dk) -> L = Σ d_i * stride_i`` followed by the digits
   of ``L`` (the identity);
-* XLA's ``Simplify`` cases from ``/work/shared/xla-tests/map_cases.json`` with XLA's expected
+* XLA's ``Simplify`` cases from ``tests/data/xla/map_cases.json`` with XLA's expected
   output (where our form is simpler than XLA's, XLA's output is not "simplest": those entries
   count as reached when the relation is equal and the printed map is no longer).
 
@@ -27,7 +27,7 @@ from hloidx.hlo.reshape import linearized_reshape_map
 from hloidx.maps.expr import const, dim, floordiv, mod
 from hloidx.maps.indexing_map import IndexingMap, compose
 
-MAP_CASES = Path("/work/shared/xla-tests/map_cases.json")
+MAP_CASES = Path(__file__).resolve().parents[1] / "tests" / "data" / "xla" / "map_cases.json"
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import paths
+
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+
 
 _INSTRUCTION = re.compile(r"^\s*(ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
 _SHAPE_DIMS = re.compile(r"\b([a-z]\w*)\[([0-9, ]+)\]")
@@ -34,10 +36,10 @@ class Case:
 def hlo_bases() -> list[tuple[str, str]]:
     """(name, text) of the small real modules the HLO mutations start from."""
     bases: list[tuple[str, str]] = []
-    for path in sorted((SHARED / "corpus").glob("*.hlo")):
+    for path in sorted(paths.CORPUS.glob("*.hlo")):
         if path.stat().st_size <= 8_000:
             bases.append((path.name, path.read_text(encoding="utf-8")))
-    cases = json.loads((SHARED / "xla-tests" / "analysis_cases.json").read_text(encoding="utf-8"))
+    cases = json.loads((paths.XLA_TESTS / "analysis_cases.json").read_text(encoding="utf-8"))
     for case in cases:
         if case.get("hlo"):
             bases.append((f"xla:{case['test']}", case["hlo"]))
@@ -176,7 +178,7 @@ def _mutate(kind: str, text: str, rng: random.Random) -> tuple[bytes, int]:
 def xla_map_texts() -> list[str]:
     texts: list[str] = []
     for file in ("map_cases.json", "analysis_cases.json"):
-        for case in json.loads((SHARED / "xla-tests" / file).read_text(encoding="utf-8")):
+        for case in json.loads((paths.XLA_TESTS / file).read_text(encoding="utf-8")):
             for entry in case.get("expected", []):
                 text = entry.get("map_normalized") or entry.get("map")
                 if text and "domain" in text:

@@ -20,6 +20,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import paths
 import pytest
 from click.testing import CliRunner
 
@@ -44,7 +45,7 @@ from hloidx.maps.indexing_map import IndexingMap
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
-SEEDS = Path("/work/shared/seeds")
+SEEDS = paths.SEEDS
 SEED_FILES = {"000": "000_df46ca602903cab8.txt", "001": "001_f1a194aab34f142c.txt"}
 DIRECTION = {"o2i": "output_to_input", "i2o": "input_to_output"}
 
@@ -703,7 +704,6 @@ def expected_maps(sample: str, instruction: str, direction: str, operand: int) -
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not SEEDS.exists(), reason="the seed documents are not available")
 @pytest.mark.parametrize("seed", ALL_SEED_MAPS, ids=_seed_id)
 def test_seed_text_transcribed_from_line(seed: Seed) -> None:
     lines = (SEEDS / SEED_FILES[seed.seed]).read_text().split("\n")

@@ -12,6 +12,7 @@ import json
 import re
 from pathlib import Path
 
+import paths
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,12 +22,9 @@ from hloidx.hlo.ir import HloModule, Layout, Shape
 from hloidx.hlo.printer import format_module, format_shape
 from hloidx.hlo.syntax import build_grammar, literal_element_count, parse_hlo, parse_hlo_lenient
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CORPUS = sorted((SHARED / "corpus").glob("*.hlo"))
-SEED_000 = next((SHARED / "seeds").glob("000_*.txt"), None)
-XLA_CASES = SHARED / "xla-tests" / "analysis_cases.json"
-
-needs_shared = pytest.mark.skipif(not CORPUS, reason="../shared is not beside the checkout")
+CORPUS = sorted(paths.CORPUS.glob("*.hlo"))
+SEED_000 = next(paths.SEEDS.glob("000_*.txt"))
+XLA_CASES = paths.XLA_TESTS / "analysis_cases.json"
 
 
 def structure(module: HloModule) -> tuple:
@@ -88,7 +86,6 @@ def independent_instructions(text: str) -> list[tuple[str, str]]:
     return out
 
 
-@needs_shared
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_corpus_parses_with_independent_count(path: Path) -> None:
     text = path.read_text(encoding="utf-8", errors="replace")
@@ -104,7 +101,6 @@ def test_corpus_parses_with_independent_count(path: Path) -> None:
     assert module.entry.name == entry_line.group(1)
 
 
-@needs_shared
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_corpus_round_trips(path: Path) -> None:
     module = parse_hlo(path.read_text(encoding="utf-8"), str(path))
@@ -128,7 +124,6 @@ def _profile(opcode: str, shape_text: str, operands: tuple[str, ...]) -> tuple:
     return opcode, LAYOUT.sub("", re.sub(r"/\*.*?\*/", "", shape_text)), operands
 
 
-@needs_shared
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_corpus_agrees_with_xla_parser(path: Path) -> None:
     """Opcodes, shapes and operand edges as XLA itself reads the same text.
@@ -158,12 +153,9 @@ def test_corpus_agrees_with_xla_parser(path: Path) -> None:
 
 
 def _xla_cases() -> list[dict]:
-    if not XLA_CASES.is_file():
-        return []
     return json.loads(XLA_CASES.read_text(encoding="utf-8"))
 
 
-@needs_shared
 @pytest.mark.parametrize("case", _xla_cases(), ids=lambda c: c["test"])
 def test_xla_test_modules_parse(case: dict) -> None:
     module = parse_hlo(case["hlo"], case["test"])
@@ -178,7 +170,6 @@ def _seed_snippets() -> list[str]:
     return [b for b in re.findall(r"```c[^\n]*\n(.*?)```", text, re.S) if "parameter(" in b]
 
 
-@needs_shared
 def test_seed_snippets_parse_except_the_shapeless_dynamic_slice() -> None:
     snippets = _seed_snippets()
     assert len(snippets) >= 20
@@ -872,7 +863,6 @@ def test_fast_path_is_built() -> None:
     assert syntax._fast_parser() is not None  # lark's internals are where the fast path reads
 
 
-@needs_shared
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_fast_path_reads_the_corpus_alone_and_as_lark_does(path: Path) -> None:
     text = path.read_text(encoding="utf-8", errors="replace")
@@ -882,7 +872,6 @@ def test_fast_path_reads_the_corpus_alone_and_as_lark_does(path: Path) -> None:
     assert fast == exact
 
 
-@needs_shared
 def test_fast_path_equals_lark_on_the_xla_test_modules() -> None:
     for case in _xla_cases():
         fast, exact = _fast_and_lark(case["hlo"])

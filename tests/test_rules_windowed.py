@@ -4,16 +4,16 @@ Each op is built as HLO text, its rules are run, and every map's relation (enume
 runtime variables fixed to the values the op really uses) is compared with the reads that
 the reference implementation in ``reference_windowed`` records: equal when the rule says
 ``exact``, a superset otherwise. Input-to-output maps are compared with the inverse relation.
-XLA's own expectations (``/work/shared/xla-tests``) are checked semantically too.
+XLA's own expectations (``tests/data/xla``) are checked semantically too.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
+import paths
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -43,7 +43,6 @@ from hloidx.maps.domain import relation
 from hloidx.maps.indexing_map import IndexingMap, Variable
 from hloidx.maps.interval import Interval
 
-SHARED = Path("/work/shared")
 FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -637,9 +636,7 @@ _OPS = (
 
 
 def _xla_cases() -> list:
-    path = SHARED / "xla-tests" / "analysis_cases.json"
-    if not path.exists():
-        return []
+    path = paths.XLA_TESTS / "analysis_cases.json"
     out = []
     for case in json.loads(path.read_text()):
         if not case.get("hlo") or "Fusion" in case["test"]:
@@ -685,8 +682,7 @@ def test_xla_expectations(hlo, output_id, operand_id, xla_map, test) -> None:
 
 
 def test_xla_cases_found() -> None:
-    if (SHARED / "xla-tests").exists():
-        assert len(_xla_cases()) >= 30
+    assert len(_xla_cases()) >= 30
 
 
 # ---------------------------------------------------------------------------
@@ -705,9 +701,7 @@ def test_xla_cases_found() -> None:
     ],
 )
 def test_corpus_instructions_have_well_formed_maps(name) -> None:
-    path = SHARED / "corpus" / name
-    if not path.exists():
-        pytest.skip("corpus not available")
+    path = paths.CORPUS / name
     module = hloidx.parse_hlo(path.read_text(), name)
     seen = 0
     for instr in module.instructions():

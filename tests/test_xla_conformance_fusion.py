@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 
+import paths
 import pytest
 
 from hloidx import parse_hlo, parse_map
@@ -25,8 +25,8 @@ from hloidx.maps.domain import relation
 from hloidx.maps.indexing_map import IndexingMap, Variable
 from hloidx.maps.interval import Interval
 
-CASES_FILE = Path("/work/shared/xla-tests/analysis_cases.json")
-ALL = json.loads(CASES_FILE.read_text()) if CASES_FILE.exists() else []
+CASES_FILE = paths.XLA_TESTS / "analysis_cases.json"
+ALL = json.loads(CASES_FILE.read_text())
 
 FUSION_O2I = [
     c

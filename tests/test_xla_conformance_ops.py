@@ -1,4 +1,4 @@
-"""Conformance with XLA's own per-op expectations (``/work/shared/xla-tests/analysis_cases.json``).
+"""Conformance with XLA's own per-op expectations (``tests/data/xla/analysis_cases.json``).
 
 Every output-to-input / input-to-output expectation of XLA's ``indexing_analysis_test.cc``
 whose module's ENTRY root is not a fusion (fusions belong to the analysis layer's suite) is
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
+import paths
 import pytest
 
 import hloidx
@@ -28,7 +28,7 @@ from hloidx.maps.expr import dim, replace_vars
 from hloidx.maps.indexing_map import IndexingMap
 from hloidx.maps.interval import Interval
 
-CASES_FILE = Path("/work/shared/xla-tests/analysis_cases.json")
+CASES_FILE = paths.XLA_TESTS / "analysis_cases.json"
 FULL_ENUMERATION = 60_000  # points of a map's box enumerated whole; above that, sampled
 SAMPLES = 24
 
@@ -45,8 +45,6 @@ TIGHTER_THAN_XLA = {
 
 
 def _entries() -> list[tuple[str, int, dict]]:
-    if not CASES_FILE.exists():
-        return []
     cases = json.loads(CASES_FILE.read_text())
     out = []
     for case in cases:
