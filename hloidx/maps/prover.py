@@ -1,0 +1,336 @@
+"""The case-split prover: floordiv/mod/min/max split into their few cases over the ranges,
+the identity left in every closed case judged by SymPy; and the Verdict it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from .enumeration import (
+    _CHUNK as _CHUNK,
+)
+from .enumeration import (
+    _FEASIBLE as _FEASIBLE,
+)
+from .enumeration import (
+    _INFEASIBLE as _INFEASIBLE,
+)
+from .enumeration import (
+    _SAFE as _SAFE,
+)
+from .enumeration import (
+    _SYMBOL_SET_LIMIT as _SYMBOL_SET_LIMIT,
+)
+from .enumeration import (
+    _UNDEFINED as _UNDEFINED,
+)
+from .enumeration import (
+    RowSet as RowSet,
+)
+from .enumeration import (
+    _as_set as _as_set,
+)
+from .enumeration import (
+    _box_chunks as _box_chunks,
+)
+from .enumeration import (
+    _box_of as _box_of,
+)
+from .enumeration import (
+    _column_magnitudes as _column_magnitudes,
+)
+from .enumeration import (
+    _describe_at as _describe_at,
+)
+from .enumeration import (
+    _eval_vector as _eval_vector,
+)
+from .enumeration import (
+    _evaluate_map as _evaluate_map,
+)
+from .enumeration import (
+    _exact_eval as _exact_eval,
+)
+from .enumeration import (
+    _first_difference as _first_difference,
+)
+from .enumeration import (
+    _hull as _hull,
+)
+from .enumeration import (
+    _name as _name,
+)
+from .enumeration import (
+    _relation_counterexample as _relation_counterexample,
+)
+from .enumeration import (
+    _relation_rows as _relation_rows,
+)
+from .enumeration import (
+    _result_set_at as _result_set_at,
+)
+from .enumeration import (
+    _same_rows as _same_rows,
+)
+from .enumeration import (
+    _sample_columns as _sample_columns,
+)
+from .enumeration import (
+    _shown as _shown,
+)
+from .enumeration import (
+    _unique_rows as _unique_rows,
+)
+from .expr import (
+    CeilDiv,
+    Const,
+    Expr,
+    FloorDiv,
+    Mod,
+    Var,
+)
+from .indexing_map import IndexingMap
+from .polynomial import (
+    _INF as _INF,
+)
+from .polynomial import (
+    Poly as Poly,
+)
+from .polynomial import (
+    Range as Range,
+)
+from .polynomial import (
+    _Atoms as _Atoms,
+)
+from .polynomial import (
+    _const_of as _const_of,
+)
+from .polynomial import (
+    _constraint_key as _constraint_key,
+)
+from .polynomial import (
+    _Domain as _Domain,
+)
+from .polynomial import (
+    _domain_is_provably_empty as _domain_is_provably_empty,
+)
+from .polynomial import (
+    _linear_conditions as _linear_conditions,
+)
+from .polynomial import (
+    _nodes as _nodes,
+)
+from .polynomial import (
+    _normalize_domain as _normalize_domain,
+)
+from .polynomial import (
+    _Normalizer as _Normalizer,
+)
+from .polynomial import (
+    _padd as _padd,
+)
+from .polynomial import (
+    _pconst as _pconst,
+)
+from .polynomial import (
+    _pkey as _pkey,
+)
+from .polynomial import (
+    _pmul as _pmul,
+)
+from .polynomial import (
+    _propagate as _propagate,
+)
+from .polynomial import (
+    _pscale as _pscale,
+)
+from .polynomial import (
+    _rmul as _rmul,
+)
+from .polynomial import (
+    _sympy_identity as _sympy_identity,
+)
+from .polynomial import (
+    _tightened_box as _tightened_box,
+)
+from .polynomial import (
+    _Unprovable as _Unprovable,
+)
+from .polynomial import (
+    to_sympy as to_sympy,
+)
+
+VerdictKind = Literal["proved", "exhaustive", "sampled", "refuted", "skipped"]
+
+if TYPE_CHECKING:
+    from .equivalence import _Checker
+
+
+_MAX_CASES = 512  # leaf cases the proof may examine before giving up
+
+
+_MAX_SPLIT = 64  # values one atom may take for it to be worth a case split
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of :func:`verify`.
+
+    ``points`` counts the domain points evaluated (exhaustive and sampled verdicts);
+    ``counterexample`` (refuted only) names the point and what each map gives there.
+    """
+
+    kind: VerdictKind
+    points: int | None = None
+    counterexample: dict[str, Any] | None = None
+    detail: str = ""
+
+    @property
+    def is_refuted(self) -> bool:
+        return self.kind == "refuted"
+
+    @property
+    def is_certain(self) -> bool:
+        """Proved or exhaustively checked: equality holds at every point."""
+        return self.kind in ("proved", "exhaustive")
+
+    @property
+    def label(self) -> str:
+        if self.kind in ("exhaustive", "sampled"):
+            return f"{self.kind} ({self.points} points)"
+        return self.kind
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "points": self.points, "counterexample": self.counterexample}
+
+
+class _Prover:
+    """Shows that result pairs agree at every point of a domain, splitting cases as needed."""
+
+    def __init__(self, atoms: _Atoms, checker: _Checker) -> None:
+        self.atoms = atoms
+        self.checker = checker
+        self.cases = 0
+        self.sympy_checks = 0
+
+    def equal(
+        self,
+        pairs: list[tuple[Expr, Expr]],
+        m: IndexingMap,
+        bounds: dict[Var, Range],
+        fixed: dict[int, int],
+        conditions: list[tuple[Poly, Range]],
+        depth: int = 0,
+    ) -> bool:
+        self.checker.check_time()
+        norm = _Normalizer(self.atoms, bounds, fixed, conditions)
+        polys = [(norm.poly(x), norm.poly(y)) for x, y in pairs]
+        diffs = [_padd(px, py, -1) for px, py in polys]
+        open_pairs = [pair for pair, d in zip(pairs, diffs, strict=True) if d]
+        if not open_pairs:
+            # The case split has removed every floordiv/mod/min/max: what is left are
+            # polynomial (usually linear) forms over variables and quotient atoms. SymPy is
+            # the judge of that final identity, independently of our own arithmetic.
+            for px, py in polys:
+                self.sympy_checks += 1
+                if not _sympy_identity(_pkey(px), _pkey(py)):
+                    return False
+            return True
+        if depth >= 8:
+            return False
+        atom = self.pick_atom(norm, [d for d in diffs if d])
+        if atom is None:
+            return False
+        kind = self.atoms.info[atom][0]
+        if kind == "fd":
+            lo, hi = norm.atom_range(atom)
+            choices = range(lo, hi + 1)
+        else:
+            choices = range(2)
+        for choice in choices:
+            self.cases += 1
+            if self.cases > _MAX_CASES:
+                return False
+            case_conditions = conditions + norm.case_conditions(atom, choice)
+            domain = _normalize_domain(
+                m, self.atoms, {**fixed, atom: choice}, case_conditions, bounds
+            )
+            if domain is None:
+                continue  # no point of the domain falls in this case
+            if not self.equal(
+                open_pairs, m, domain.bounds, {**fixed, atom: choice}, case_conditions, depth + 1
+            ):
+                return False
+        return True
+
+    def pick_atom(self, norm: _Normalizer, diffs: list[Poly]) -> int | None:
+        """The splittable atom of the differences with the fewest possible values."""
+        best, best_size = None, _MAX_SPLIT + 1
+        seen: set[int] = set()
+        for d in diffs:
+            for mono in d:
+                for a in mono:
+                    if a in seen:
+                        continue
+                    seen.add(a)
+                    kind = self.atoms.info[a][0]
+                    if kind == "fd":
+                        lo, hi = norm.atom_range(a)
+                        size = hi - lo + 1
+                    elif kind in ("min", "max"):
+                        size = 2
+                    else:
+                        continue
+                    if size < best_size:
+                        best, best_size = a, size
+        return best
+
+
+def _prove(a: IndexingMap, b: IndexingMap, checker: _Checker) -> Verdict | None:
+    """``proved`` when the algebra shows the maps equal pointwise, else None."""
+    atoms = _Atoms()
+    try:
+        da = _normalize_domain(a, atoms)
+        db = _normalize_domain(b, atoms)
+        if da is None and db is None:
+            return Verdict("proved", detail="both domains are empty")
+        if da is None or db is None or da.bounds != db.bounds or da.keys != db.keys:
+            return None
+        prover = _Prover(atoms, checker)
+        pairs = list(zip(a.results, b.results, strict=True))
+        norm = _Normalizer(atoms, da.bounds, {})
+        conditions = [(norm.poly(e), r) for e, r in da.constraints]
+        if prover.equal(pairs, a, da.bounds, {}, conditions):
+            detail = "equal as polynomials" if prover.cases == 0 else f"{prover.cases} cases"
+            return Verdict(
+                "proved", detail=f"{detail}; {prover.sympy_checks} identities confirmed by SymPy"
+            )
+    except (_Unprovable, RecursionError):
+        return None
+    return None
+
+
+def _prove_with_sympy(a: IndexingMap, b: IndexingMap, checker: _Checker) -> Verdict | None:
+    """``proved`` when SymPy reduces every result difference to zero on the same domain.
+
+    SymPy knows nothing of the bounds, so this only catches bound-free identities; it is
+    tried only when the domain is too large to enumerate.
+    """
+    import sympy
+
+    try:
+        atoms = _Atoms()
+        da, db = _normalize_domain(a, atoms), _normalize_domain(b, atoms)
+    except _Unprovable:
+        return None
+    if da is None or db is None or da.bounds != db.bounds or da.keys != db.keys:
+        return None
+    for x, y in zip(a.results, b.results, strict=True):
+        checker.check_time()
+        if any(
+            type(n) in (FloorDiv, CeilDiv, Mod) and type(n.rhs) is not Const for n in _nodes(x, y)
+        ):
+            return None  # a variable divisor might be zero somewhere
+        if sympy.expand(to_sympy(x) - to_sympy(y)) != 0:
+            return None
+    return Verdict("proved", detail="sympy")
