@@ -35,12 +35,11 @@ from hloidx.maps.expr import (
 )
 from hloidx.maps.indexing_map import IndexingMap, MapState, Variable, compose
 from hloidx.maps.interval import Interval
+from hloidx.maps.linear_form import _combine, _sorted_sum
 from hloidx.maps.printer import format_map
 from hloidx.maps.simplify import (
     AppliedRule,
-    _combine,
     _simplify_map,
-    _sorted_sum,
     clear_caches,
     remove_unused_vars,
     rescale_symbols,

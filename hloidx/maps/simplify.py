@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from math import gcd
 
 from ..caches import memo, register
+from .constraints import _known_empty, _merge_mod_constraints, _move_into_interval
 from .expr import (
     BUILDERS,
     Add,
@@ -50,109 +51,24 @@ from .expr import (
     Max,
     Min,
     Mod,
-    Mul,
     Var,
-    VarKind,
     add,
     ceildiv,
-    children,
     const,
-    dim,
     floordiv,
     map_children,
     mod,
     mul,
-    range_var,
-    replace_vars,
-    rt_var,
-    sort_key,
-    split_coefficient,
-    variables,
 )
-from .indexing_map import Constraint, IndexingMap, MapState, Variable
+from .indexing_map import Constraint, IndexingMap, MapState
 from .interval import INT64_MAX, INT64_MIN, Interval
+from .linear_form import Terms, _combine, _cost, _linear, _sorted_sum
 from .range_eval import RangeEvaluator
+from .variables import remove_unused_vars, rescale_symbols
 
 # ---------------------------------------------------------------------------
 # Sums as linear combinations
 # ---------------------------------------------------------------------------
-
-Terms = list[tuple[Expr, int]]
-
-
-def _linear(expr: Expr) -> tuple[Terms, int]:
-    """``expr`` as ``Σ coefficient * monomial + constant`` (one level, as the builders keep it)."""
-    if type(expr) is Const:
-        return [], expr.value
-    summands = expr.terms if type(expr) is Add else (expr,)
-    terms: Terms = []
-    constant = 0
-    for term in summands:
-        if type(term) is Const:
-            constant += term.value
-        else:
-            terms.append(split_coefficient(term))
-    return terms, constant
-
-
-def _summand_key(term: Expr) -> tuple:
-    if type(term) is Const:
-        return (1,)
-    return (0, sort_key(split_coefficient(term)[0]))
-
-
-def _combine(terms: Iterable[tuple[Expr, int]], constant: int = 0) -> Expr:
-    """The canonical sum ``Σ c * m + constant`` (like terms collected, summands sorted).
-
-    The same tree as ``_sorted_sum(add(*(mul(m, c) for m, c in terms), constant))``, built
-    directly from the coefficients (hot: no intermediate products or sums are made).
-    """
-    coefficients: dict[Expr, int] = {}
-    get = coefficients.get
-    for m, c in terms:
-        if c == 0:
-            continue
-        t = type(m)
-        if t is Const:
-            constant += m.value * c
-        elif t is Mul and type(m.rhs) is Const:
-            coefficients[m.lhs] = get(m.lhs, 0) + m.rhs.value * c
-        elif t is Add:
-            for u in m.terms:
-                tu = type(u)
-                if tu is Const:
-                    constant += u.value * c
-                elif tu is Mul and type(u.rhs) is Const:
-                    coefficients[u.lhs] = get(u.lhs, 0) + u.rhs.value * c
-                else:
-                    coefficients[u] = get(u, 0) + c
-        else:
-            coefficients[m] = get(m, 0) + c
-    summands = [m if c == 1 else Mul(m, const(c)) for m, c in coefficients.items() if c != 0]
-    if constant != 0 or not summands:
-        summands.append(const(constant))
-    if len(summands) == 1:
-        return summands[0]
-    summands.sort(key=_summand_key)
-    return Add(tuple(summands))
-
-
-def _sorted_sum(expr: Expr) -> Expr:
-    if type(expr) is Add:
-        ordered = tuple(sorted(expr.terms, key=_summand_key))
-        if ordered != expr.terms:
-            return Add(ordered)
-    return expr
-
-
-@memo(16384)
-def _cost(expr: Expr) -> int:
-    """Tree size (memoised, so linear in the DAG; used to reject rewrites that grow a sum)."""
-    return 1 + sum(_cost(c) for c in children(expr))
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -((-a) // b)
 
 
 # ---------------------------------------------------------------------------
@@ -489,129 +405,6 @@ def simplify_expr(
 # ---------------------------------------------------------------------------
 
 
-def _move_into_interval(
-    expr: Expr, interval: Interval, range_of: Callable[[Expr], Interval]
-) -> tuple[Expr, Interval] | None:
-    """One step of ``e op c in I`` -> ``e in I'`` (an equivalent constraint), or None."""
-    lo, hi = interval.lower, interval.upper
-    t = type(expr)
-    if t is Add:
-        terms, constant = _linear(expr)
-        if constant != 0:
-            return _combine(terms), Interval(lo - constant, hi - constant)
-        coefficients = sorted({abs(c) for _, c in terms}, reverse=True)
-        g = 0
-        for c in coefficients:
-            g = gcd(g, c)
-            if g <= 1:
-                break
-            high = [(m, v // g) for m, v in terms if v % g == 0]
-            low = [(m, v) for m, v in terms if v % g != 0]
-            r = range_of(_combine(low)) if low else Interval(0, 0)
-            if r.is_empty:
-                return None
-            # lo <= g*H + L <= hi for one L iff the same H range for every L in r.
-            lower_a, lower_b = _ceil_div(lo - r.upper, g), _ceil_div(lo - r.lower, g)
-            upper_a, upper_b = (hi - r.lower) // g, (hi - r.upper) // g
-            if (lower_a == lower_b or lo == INT64_MIN) and (upper_a == upper_b or hi == INT64_MAX):
-                return _combine(high), Interval(lower_b, upper_a)
-        return None
-    if t is Mul and type(expr.rhs) is Const:
-        c = expr.rhs.value
-        if c > 0:
-            return expr.lhs, Interval(_ceil_div(lo, c), hi // c)
-        return expr.lhs, Interval(_ceil_div(hi, c), lo // c)
-    if t is FloorDiv and type(expr.rhs) is Const and expr.rhs.value > 0:
-        c = expr.rhs.value
-        return expr.lhs, Interval(lo * c, hi * c + c - 1)
-    if t is CeilDiv and type(expr.rhs) is Const and expr.rhs.value > 0:
-        c = expr.rhs.value
-        return expr.lhs, Interval((lo - 1) * c + 1, hi * c)
-    return None
-
-
-def _crt(r1: int, m1: int, r2: int, m2: int) -> tuple[int, int] | None:
-    """``x ≡ r1 (m1)`` and ``x ≡ r2 (m2)`` as ``x ≡ r (lcm)``, or None when inconsistent."""
-    g = gcd(m1, m2)
-    if (r2 - r1) % g:
-        return None
-    lcm = m1 // g * m2
-    # Solve r1 + m1 * t ≡ r2 (mod m2).
-    t = ((r2 - r1) // g * pow(m1 // g, -1, m2 // g)) % (m2 // g) if m2 // g > 1 else 0
-    return (r1 + m1 * t) % lcm, lcm
-
-
-def _tighten_by_residues(bounds: Interval, m: int, a: int, b: int) -> Interval:
-    """The least interval within ``bounds`` holding every ``v`` with ``v mod m`` in [a, b]."""
-    lower, upper = bounds.lower, bounds.upper
-    rl = lower % m
-    if rl < a:
-        lower += a - rl
-    elif rl > b:
-        lower += m - rl + a
-    ru = upper % m
-    if ru > b:
-        upper -= ru - b
-    elif ru < a:
-        upper -= ru + m - b
-    return Interval(lower, upper)
-
-
-def _merge_mod_constraints(indexing_map: IndexingMap) -> IndexingMap:
-    """Merge ``x mod a in [r, r]`` constraints on one ``x``; tighten a variable's bounds."""
-    groups: dict[Expr, list[tuple[int, int]]] = {}
-    others: list[Constraint] = []
-    for expr, interval in indexing_map.constraints:
-        if (
-            type(expr) is Mod
-            and type(expr.rhs) is Const
-            and interval.is_point
-            and 0 <= interval.lower < expr.rhs.value
-        ):
-            groups.setdefault(expr.lhs, []).append((interval.lower, expr.rhs.value))
-        else:
-            others.append((expr, interval))
-    if not groups and not any(type(e) is Mod and type(e.lhs) is Var for e, _ in others):
-        return indexing_map
-    merged: list[Constraint] = []
-    for x, residues in groups.items():
-        r, m = residues[0]
-        for r2, m2 in residues[1:]:
-            solved = _crt(r, m, r2, m2)
-            if solved is None:
-                return _known_empty(indexing_map)
-            r, m = solved
-        merged.append((mod(x, m), Interval(r, r)))
-    constraints = merged + others
-    groups_vars = [
-        list(indexing_map.dim_vars),
-        list(indexing_map.range_vars),
-        list(indexing_map.rt_vars),
-    ]
-    for expr, interval in constraints:
-        if type(expr) is Mod and type(expr.lhs) is Var and type(expr.rhs) is Const:
-            m = expr.rhs.value
-            a, b = max(interval.lower, 0), min(interval.upper, m - 1)
-            if a > b:
-                return _known_empty(indexing_map)
-            var = expr.lhs
-            old = groups_vars[var.kind][var.index]
-            groups_vars[var.kind][var.index] = Variable(
-                _tighten_by_residues(old.bounds, m, a, b), old.name
-            )
-    return IndexingMap(
-        indexing_map.results,
-        tuple(groups_vars[0]),
-        tuple(groups_vars[1]),
-        tuple(groups_vars[2]),
-        tuple(constraints),
-    )
-
-
-def _known_empty(indexing_map: IndexingMap) -> IndexingMap:
-    return IndexingMap.known_empty(indexing_map.num_dims, indexing_map.num_results)
-
-
 def _simplify_constraints(
     indexing_map: IndexingMap, record: Callable[[str, IndexingMap], None] | None
 ) -> IndexingMap:
@@ -794,110 +587,6 @@ def clear_caches() -> None:
 # ---------------------------------------------------------------------------
 # Rescaling symbols and removing unused variables
 # ---------------------------------------------------------------------------
-
-
-def rescale_symbols(indexing_map: IndexingMap) -> IndexingMap:
-    """Replace a range variable ``s`` constrained by ``s mod c in [r, r]`` with ``s * c + r``.
-
-    The variable's bounds become ``[ceil((lo - r) / c), floor((hi - r) / c)]`` and the mod
-    constraint disappears: the relation of the map is unchanged (the values the variable
-    enumerates are the same), only the symbol's numbering is.
-    """
-    if indexing_map.state is not MapState.NORMAL:
-        return indexing_map
-    current = _merge_mod_constraints(indexing_map)
-    if current.state is not MapState.NORMAL:
-        return current
-    replacements: dict[Var, Expr] = {}
-    ranges = list(current.range_vars)
-    kept: list[Constraint] = []
-    for expr, interval in current.constraints:
-        if (
-            type(expr) is Mod
-            and type(expr.lhs) is Var
-            and expr.lhs.kind is VarKind.RANGE
-            and type(expr.rhs) is Const
-            and interval.is_point
-            and expr.lhs not in replacements
-        ):
-            s, c, r = expr.lhs, expr.rhs.value, interval.lower
-            replacements[s] = add(mul(s, c), r)
-            old = ranges[s.index]
-            ranges[s.index] = Variable(
-                Interval(_ceil_div(old.bounds.lower - r, c), (old.bounds.upper - r) // c), old.name
-            )
-        else:
-            kept.append((expr, interval))
-    if not replacements:
-        return indexing_map
-    return IndexingMap(
-        tuple(replace_vars(e, replacements) for e in current.results),
-        current.dim_vars,
-        tuple(ranges),
-        current.rt_vars,
-        tuple((replace_vars(e, replacements), i) for e, i in kept),
-    )
-
-
-def remove_unused_vars(indexing_map: IndexingMap) -> tuple[IndexingMap, list[bool]]:
-    """Drop dimensions and symbols used by no result; also return which were removed.
-
-    Constraints that mention only removed variables go with them when they are
-    satisfiable (dropping an unsatisfiable one would make an empty map non-empty; such a
-    constraint keeps its variables). The flags list dims, then range vars, then rt vars.
-    """
-    if indexing_map.state is not MapState.NORMAL:
-        return indexing_map, []
-    from .domain import constraint_group_is_satisfiable
-
-    used: set[Var] = set(indexing_map.used_vars())
-    pending = list(indexing_map.constraints)
-    live: list[Constraint] = []
-    changed = True
-    while changed:
-        changed = False
-        rest = []
-        for expr, interval in pending:
-            vs = variables(expr)
-            if vs & used:
-                used |= vs
-                live.append((expr, interval))
-                changed = True
-            else:
-                rest.append((expr, interval))
-        pending = rest
-    if pending and not constraint_group_is_satisfiable(indexing_map, pending):
-        for expr, interval in pending:
-            used |= variables(expr)
-            live.append((expr, interval))
-    renumber: dict[Var, Expr] = {}
-    groups: list[list[Variable]] = [[], [], []]
-    removed: list[bool] = []
-    makers = (dim, range_var, rt_var)
-    for kind, group in enumerate(
-        (indexing_map.dim_vars, indexing_map.range_vars, indexing_map.rt_vars)
-    ):
-        for i, v in enumerate(group):
-            var = makers[kind](i)
-            if var in used:
-                renumber[var] = makers[kind](len(groups[kind]))
-                groups[kind].append(v)
-                removed.append(False)
-            else:
-                removed.append(True)
-    if not any(removed) and len(live) == len(indexing_map.constraints):
-        return indexing_map, removed
-    renumber = {k: v for k, v in renumber.items() if k != v}
-    return (
-        IndexingMap(
-            tuple(replace_vars(r, renumber) for r in indexing_map.results),
-            tuple(groups[0]),
-            tuple(groups[1]),
-            tuple(groups[2]),
-            tuple((replace_vars(e, renumber), i) for e, i in live),
-        ),
-        removed,
-    )
 
 
 __all__ = [

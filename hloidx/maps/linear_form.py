@@ -1,0 +1,91 @@
+"""Sums as linear forms: collect like summands, order them canonically, and the operation count
+that decides whether a rewrite made an expression simpler."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..caches import memo
+from .expr import (
+    Add,
+    Const,
+    Expr,
+    Mul,
+    children,
+    const,
+    sort_key,
+    split_coefficient,
+)
+
+Terms = list[tuple[Expr, int]]
+
+
+def _linear(expr: Expr) -> tuple[Terms, int]:
+    """``expr`` as ``Σ coefficient * monomial + constant`` (one level, as the builders keep it)."""
+    if type(expr) is Const:
+        return [], expr.value
+    summands = expr.terms if type(expr) is Add else (expr,)
+    terms: Terms = []
+    constant = 0
+    for term in summands:
+        if type(term) is Const:
+            constant += term.value
+        else:
+            terms.append(split_coefficient(term))
+    return terms, constant
+
+
+def _summand_key(term: Expr) -> tuple:
+    if type(term) is Const:
+        return (1,)
+    return (0, sort_key(split_coefficient(term)[0]))
+
+
+def _combine(terms: Iterable[tuple[Expr, int]], constant: int = 0) -> Expr:
+    """The canonical sum ``Σ c * m + constant`` (like terms collected, summands sorted).
+
+    The same tree as ``_sorted_sum(add(*(mul(m, c) for m, c in terms), constant))``, built
+    directly from the coefficients (hot: no intermediate products or sums are made).
+    """
+    coefficients: dict[Expr, int] = {}
+    get = coefficients.get
+    for m, c in terms:
+        if c == 0:
+            continue
+        t = type(m)
+        if t is Const:
+            constant += m.value * c
+        elif t is Mul and type(m.rhs) is Const:
+            coefficients[m.lhs] = get(m.lhs, 0) + m.rhs.value * c
+        elif t is Add:
+            for u in m.terms:
+                tu = type(u)
+                if tu is Const:
+                    constant += u.value * c
+                elif tu is Mul and type(u.rhs) is Const:
+                    coefficients[u.lhs] = get(u.lhs, 0) + u.rhs.value * c
+                else:
+                    coefficients[u] = get(u, 0) + c
+        else:
+            coefficients[m] = get(m, 0) + c
+    summands = [m if c == 1 else Mul(m, const(c)) for m, c in coefficients.items() if c != 0]
+    if constant != 0 or not summands:
+        summands.append(const(constant))
+    if len(summands) == 1:
+        return summands[0]
+    summands.sort(key=_summand_key)
+    return Add(tuple(summands))
+
+
+def _sorted_sum(expr: Expr) -> Expr:
+    if type(expr) is Add:
+        ordered = tuple(sorted(expr.terms, key=_summand_key))
+        if ordered != expr.terms:
+            return Add(ordered)
+    return expr
+
+
+@memo(16384)
+def _cost(expr: Expr) -> int:
+    """Tree size (memoised, so linear in the DAG; used to reject rewrites that grow a sum)."""
+    return 1 + sum(_cost(c) for c in children(expr))

@@ -1,0 +1,225 @@
+"""Walking, rebuilding and evaluating expression trees: children, substitution, the variables
+used, affinity, floor-semantics evaluation on ints and NumPy columns, canonical summand order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from ..caches import memo
+from ..errors import DomainError
+from .expr import (
+    Add,
+    BinaryExpr,
+    CeilDiv,
+    Const,
+    Expr,
+    FloorDiv,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Var,
+    add,
+    ceildiv,
+    floordiv,
+    max_,
+    min_,
+    mod,
+    mul,
+    split_coefficient,
+)
+
+#: The builder for each binary node class (used by generic rebuilds).
+BUILDERS: dict[type[BinaryExpr], Callable[[Expr, Expr], Expr]] = {
+    Mul: mul,
+    FloorDiv: floordiv,
+    CeilDiv: ceildiv,
+    Mod: mod,
+    Min: min_,
+    Max: max_,
+}
+
+
+def rebuild(node: Expr, children: Iterable[Expr]) -> Expr:
+    """``node`` with its children replaced, through the builders (so folds apply)."""
+    if type(node) is Add:
+        return add(*children)
+    lhs, rhs = children
+    return BUILDERS[type(node)](lhs, rhs)  # type: ignore[index]
+
+
+def children(node: Expr) -> tuple[Expr, ...]:
+    if type(node) is Add:
+        return node.terms
+    if isinstance(node, BinaryExpr):
+        return (node.lhs, node.rhs)
+    return ()
+
+
+def map_children(node: Expr, fn: Callable[[Expr], Expr]) -> Expr:
+    """Apply ``fn`` to each child; return ``node`` itself when no child changed."""
+    kids = children(node)
+    if not kids:
+        return node
+    new = tuple(fn(k) for k in kids)
+    if all(a is b for a, b in zip(new, kids, strict=True)):
+        return node
+    return rebuild(node, new)
+
+
+def replace_vars(expr: Expr, replacements: Mapping[Var, Expr]) -> Expr:
+    """Substitute variables; the same object comes back when nothing was replaced."""
+    if not replacements:
+        return expr
+    memo: dict[Expr, Expr] = {}
+
+    def visit(node: Expr) -> Expr:
+        if type(node) is Var:
+            return replacements.get(node, node)
+        if type(node) is Const:
+            return node
+        done = memo.get(node)
+        if done is None:
+            done = map_children(node, visit)
+            memo[node] = done
+        return done
+
+    return visit(expr)
+
+
+@memo(65536)
+def variables(expr: Expr) -> frozenset[Var]:
+    """Every variable that occurs in ``expr``."""
+    if type(expr) is Var:
+        return frozenset((expr,))
+    if type(expr) is Const:
+        return frozenset()
+    out: frozenset[Var] = frozenset()
+    for child in children(expr):
+        out = out | variables(child)
+    return out
+
+
+def is_affine(expr: Expr) -> bool:
+    """A sum of constant multiples of variables plus a constant."""
+    if type(expr) in (Const, Var):
+        return True
+    if type(expr) is Add:
+        return all(is_affine(t) for t in expr.terms)
+    if type(expr) is Mul:
+        return type(expr.rhs) is Const and is_affine(expr.lhs)
+    return False
+
+
+def _minimum(a: Any, b: Any) -> Any:
+    if isinstance(a, int) and isinstance(b, int):
+        return a if a <= b else b
+    import numpy as np
+
+    return np.minimum(a, b)
+
+
+def _maximum(a: Any, b: Any) -> Any:
+    if isinstance(a, int) and isinstance(b, int):
+        return a if a >= b else b
+    import numpy as np
+
+    return np.maximum(a, b)
+
+
+def evaluate(expr: Expr, values: Mapping[Var, Any] | Callable[[Var], Any]) -> Any:
+    """The value of ``expr`` (floor semantics) given a value for each variable.
+
+    Values may be Python ints (exact) or NumPy int64 arrays (vectorised over many points;
+    the caller guards against overflow). A zero divisor raises :class:`DomainError`.
+    """
+    lookup = values if callable(values) else values.__getitem__
+    memo: dict[Expr, Any] = {}
+
+    def ev(node: Expr) -> Any:
+        t = type(node)
+        if t is Const:
+            return node.value
+        if t is Var:
+            return lookup(node)
+        got = memo.get(node)
+        if got is not None:
+            return got
+        if t is Add:
+            total = 0
+            for term in node.terms:
+                total = total + ev(term)
+            result = total
+        else:
+            a, b = ev(node.lhs), ev(node.rhs)
+            if t is Mul:
+                result = a * b
+            elif t is Min:
+                result = _minimum(a, b)
+            elif t is Max:
+                result = _maximum(a, b)
+            else:
+                if isinstance(b, int):
+                    if b == 0:
+                        raise DomainError(f"division by zero while evaluating {node}")
+                else:
+                    import numpy as np
+
+                    if np.any(b == 0):
+                        raise DomainError(f"division by zero while evaluating {node}")
+                if t is FloorDiv:
+                    result = a // b
+                elif t is CeilDiv:
+                    result = -((-a) // b)
+                else:
+                    result = a % b
+        memo[node] = result
+        return result
+
+    return ev(expr)
+
+
+_OP_RANK = {Mul: 0, FloorDiv: 1, CeilDiv: 2, Mod: 3, Min: 4, Max: 5}
+
+
+@memo(65536)
+def sort_key(expr: Expr) -> tuple[Any, ...]:
+    """A total order on expressions: variables by (kind, index), then compound terms.
+
+    Every key is ``(rank, payload)`` with a payload of one shape per rank, so any two keys
+    compare without mixing ints and tuples.
+    """
+    t = type(expr)
+    if t is Var:
+        return (0, (int(expr.kind), expr.index))
+    if t is Const:
+        return (9, (expr.value,))
+    if t is Add:
+        return (3, tuple(sort_key(x) for x in expr.terms))
+    if t is Mul and type(expr.rhs) is Const:
+        return (1, (sort_key(expr.lhs), expr.rhs.value))
+    return (2, (_OP_RANK[t], sort_key(expr.lhs), sort_key(expr.rhs)))
+
+
+def sort_summands(expr: Expr) -> Expr:
+    """The same expression with every sum's summands in canonical order, recursively."""
+
+    def visit(node: Expr) -> Expr:
+        if type(node) in (Const, Var):
+            return node
+        node = map_children(node, visit)
+        if type(node) is Add:
+            ordered = tuple(sorted(node.terms, key=_summand_key))
+            if ordered != node.terms:
+                return Add(ordered)
+        return node
+
+    return visit(expr)
+
+
+def _summand_key(term: Expr) -> tuple[Any, ...]:
+    monomial, _ = split_coefficient(term)
+    if type(term) is Const:
+        return (1,)
+    return (0, sort_key(monomial))
