@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from hloidx import parse_hlo
+from hloidx import clear_caches, parse_hlo
 from hloidx.errors import HloidxError
 from hloidx.hlo import fusion
 
@@ -25,7 +25,7 @@ def main(corpus: Path) -> int:
     inexact: list[tuple[str, str]] = []
     for path in sorted(corpus.glob("*.opt.hlo")):
         module = parse_hlo(path.read_text(), str(path))
-        fusion.compose_simplified.cache_clear()
+        clear_caches()
         for instr in module.instructions():
             if instr.opcode != "fusion":
                 continue

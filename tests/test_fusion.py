@@ -13,7 +13,7 @@ import pytest
 
 from hloidx import parse_hlo, parse_map
 from hloidx.check.oracle import check_instruction, oracle_relation, reads
-from hloidx.hlo import fusion
+from hloidx.hlo import chains, composition, fusion
 from hloidx.hlo.op_rules import RuntimeVar
 from hloidx.maps.domain import relation
 from hloidx.maps.indexing_map import IndexingMap
@@ -481,7 +481,7 @@ ENTRY e {
 """
 
 
-def _runtime_tracked(producer_name: str, read: str, bounds: Interval) -> fusion.Tracked:
+def _runtime_tracked(producer_name: str, read: str, bounds: Interval) -> composition.Tracked:
     module = parse_hlo(RUNTIME_PRODUCER)
     producer = module.entry.by_name[producer_name]
     m = IndexingMap.build(
@@ -492,12 +492,12 @@ def _runtime_tracked(producer_name: str, read: str, bounds: Interval) -> fusion.
         [12],
         rt_bounds=[bounds],
     )
-    return fusion.Tracked(m, (RuntimeVar(producer, parse_map(read)),))
+    return composition.Tracked(m, (RuntimeVar(producer, parse_map(read)),))
 
 
 def test_seed001_runtime_variable_folds_to_an_affine_expression():
     t = _runtime_tracked("add", "(d0) -> (d0, 7, d0 * 2), domain: d0 in [0, 11]", Interval(0, 47))
-    folded = fusion.fold_runtime_vars(t)
+    folded = composition.fold_runtime_vars(t)
     assert not folded.map.rt_vars
     assert folded.runtime_vars == ()
     assert format_map(folded.map) == "(d0) -> (d0, d0 * 2 + 42), domain: d0 in [0, 11]"
@@ -507,7 +507,7 @@ def test_seed001_runtime_variable_folds_to_an_affine_expression():
 @pytest.mark.parametrize(("bounds", "folds"), [(Interval(0, 100), True), (Interval(0, 90), False)])
 def test_scalar_constant_folds_only_inside_the_feasible_range(bounds, folds):
     t = _runtime_tracked("c99", "(d0) -> (), domain: d0 in [0, 11]", bounds)
-    folded = fusion.fold_runtime_vars(t)
+    folded = composition.fold_runtime_vars(t)
     assert (not folded.map.rt_vars) is folds
     if folds:
         assert relation(folded.map) == {((d,), (d, 99)) for d in range(12)}
@@ -527,7 +527,7 @@ ENTRY e {
 
 def test_chain_report_composes_the_path_between_two_instructions():
     module = parse_hlo(CHAIN)
-    report = fusion.chain_report(module, "t", "n")
+    report = chains.chain_report(module, "t", "n")
     assert report["from"] == "n"
     assert report["to"] == "t"
     assert report["exact"]
@@ -549,7 +549,7 @@ def test_chain_without_a_path_is_an_error():
 
     module = parse_hlo(CHAIN.replace("ROOT n", "q = f32[2] parameter(1)\n  ROOT n"))
     with pytest.raises(HloidxError, match="no path"):
-        fusion.chain_maps(module, "q", "n")
+        chains.chain_maps(module, "q", "n")
 
 
 def test_chained_all_gathers_inside_a_fusion_are_unknown():

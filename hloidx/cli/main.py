@@ -316,7 +316,7 @@ def maps(
     if from_ or to:
         if not (from_ and to):
             raise click.UsageError("--from and --to go together")
-        from ..hlo.fusion import chain_report
+        from ..hlo.chains import chain_report
 
         doc = chain_report(
             module,
@@ -362,9 +362,10 @@ def maps(
         console = _console()
         render_module(console, analysis, floordiv_spelling)
         if tree:
-            from ..hlo.fusion import render_trees
+            from ..hlo.chains import composition_trees
+            from .render import render_trees
 
-            render_trees(console, module, analysis, floordiv_spelling)
+            render_trees(console, composition_trees(analysis, floordiv_spelling))
     if errors:
         sys.exit(EXIT_BAD_INPUT)
     if any(i.has_refuted for i in analysis.instructions):

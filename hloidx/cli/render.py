@@ -137,3 +137,26 @@ def render_chain(console: Console, doc: dict[str, Any]) -> None:
             line = Text(f"    {step['instruction']} [{step['opcode']}]: ", style="dim")
             line.append(step["map"])
             console.print(line)
+
+
+def render_trees(console: Console, trees: list[dict[str, Any]]) -> None:
+    """``--tree``: each fusion operand map with the composition steps that built it."""
+    for tree in trees:
+        console.print(
+            Text(
+                f"composition of {tree['instruction']} ({tree['computation']})",
+                style="bold underline",
+            )
+        )
+        for entry in tree["maps"]:
+            console.print(
+                Text(
+                    f"  output {entry['output']} → operand {entry['operand']} "
+                    f"({entry['operand_name']}):",
+                    style="bold",
+                )
+            )
+            for step in entry["steps"]:
+                line = Text(f"    {step['instruction']} [{step['opcode']}]: ", style="dim")
+                line.append(step["map"])
+                console.print(line)

@@ -19,134 +19,28 @@ from __future__ import annotations
 import heapq
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..caches import memo, register
+from ..caches import register
 from ..errors import HloidxError, UnsupportedOpError
-from ..maps.expr import (
-    Const,
-    Expr,
-    Var,
-    VarKind,
-    add,
-    const,
-    max_,
-    min_,
-    mul,
-    replace_vars,
-    variables,
-)
-from ..maps.indexing_map import IndexingMap, compose
+from ..maps.indexing_map import IndexingMap
 from . import op_rules
-from .ir import CALL_ATTRIBUTES, INDEXING_IRRELEVANT_ATTRIBUTES, Computation, HloModule, Instruction
+from .composition import (
+    MAX_MAPS_PER_INSTRUCTION,
+    ComposedOperandIndexing,
+    Reached,
+    Tracked,
+    _compose_tracked,
+    _dedupe,
+    compose_simplified,
+)
+from .ir import Computation, Instruction
 from .op_rules import IndexingTable, OperandIndexing, RuntimeVar
-
-#: Give up on a fusion whose maps multiply beyond this (reported, never silently cut).
-MAX_MAPS_PER_INSTRUCTION = 256
-
-
-@dataclass(frozen=True)
-class Step:
-    """One composition step, for ``--tree``: through ``instruction`` the map became ``map``."""
-
-    instruction: str
-    opcode: str
-    map: IndexingMap
-
-
-@dataclass(frozen=True)
-class Tracked:
-    """A map from the start's output to some instruction's output, and how it was built."""
-
-    map: IndexingMap
-    runtime_vars: tuple[RuntimeVar, ...] = ()
-    exact: bool = True
-    steps: tuple[Step, ...] = ()
-    #: for reads through an all-gather: start output index -> the replica whose data is read
-    replica_id: IndexingMap | None = None
-
-
-@dataclass
-class Reached:
-    maps: list[Tracked] = field(default_factory=list)
-    unknown: list[str] = field(default_factory=list)
-
+from .sharing import _repoint, _repointable, structure_key
 
 # ---------------------------------------------------------------------------
 # Compose + simplify, memoised by structure
 # ---------------------------------------------------------------------------
-
-
-@memo(131072)
-def compose_simplified(first: IndexingMap, second: IndexingMap) -> IndexingMap:
-    from ..maps.simplify import simplify
-
-    return simplify(compose(first, second))
-
-
-def _trim(
-    m: IndexingMap, runtime_vars: tuple[RuntimeVar, ...]
-) -> tuple[IndexingMap, tuple[RuntimeVar, ...]]:
-    """Drop unused range and runtime variables, keeping the runtime descriptions aligned.
-
-    Without this, equal maps that differ only by a dead range variable (one path summed a
-    dimension that a later broadcast discarded) would not be recognised as duplicates.
-    """
-    trimmed = m.remove_unused_symbols()
-    if trimmed is m or trimmed.num_rt_vars == m.num_rt_vars:
-        return trimmed, runtime_vars
-    used = set()
-    for r in m.results:
-        used |= variables(r)
-    for e, _ in m.constraints:
-        used |= variables(e)
-    kept = [i for i in range(m.num_rt_vars) if Var(VarKind.RUNTIME, i) in used]
-    if len(kept) != trimmed.num_rt_vars or len(runtime_vars) != m.num_rt_vars:
-        return m, runtime_vars
-    return trimmed, tuple(runtime_vars[i] for i in kept)
-
-
-def _compose_tracked(
-    t: Tracked, rule_map: IndexingMap, cell: OperandIndexing, instr: Instruction, record: bool
-) -> Tracked:
-    composed = compose_simplified(t.map, rule_map)
-    # compose() orders runtime variables as [rule's, then the reached map's].
-    rule_rts = (
-        tuple(
-            RuntimeVar(rv.producer, compose_simplified(t.map, rv.map), rv.note)
-            for rv in _cell_rts(cell, rule_map)
-        )
-        if rule_map.rt_vars
-        else ()
-    )
-    composed, rts = _trim(composed, rule_rts + t.runtime_vars)
-    replica_id = t.replica_id
-    rule_replica = getattr(cell, "replica_id_map", None)
-    if rule_replica is not None:
-        if replica_id is not None:
-            # A collective over data already gathered from other replicas: which replica
-            # holds an element is no longer one map (XLA gives up here too).
-            return Tracked(IndexingMap.undefined(), (), False, t.steps)
-        replica_id = compose_simplified(t.map, rule_replica)
-    tracked = Tracked(
-        composed,
-        rts,
-        t.exact and cell.exact,
-        t.steps + ((Step(instr.name, instr.opcode, composed),) if record else ()),
-        replica_id,
-    )
-    return fold_runtime_vars(tracked)
-
-
-def _cell_rts(cell: OperandIndexing, rule_map: IndexingMap) -> tuple[RuntimeVar, ...]:
-    """The runtime variables of one of the cell's maps (per map for composed cells)."""
-    per_map = getattr(cell, "per_map_runtime_vars", None)
-    if per_map is not None:
-        for m, rts in zip(cell.maps, per_map, strict=True):
-            if m is rule_map or m == rule_map:
-                return rts
-    return cell.runtime_vars
 
 
 # ---------------------------------------------------------------------------
@@ -154,156 +48,9 @@ def _cell_rts(cell: OperandIndexing, rule_map: IndexingMap) -> tuple[RuntimeVar,
 # ---------------------------------------------------------------------------
 
 
-def _scalar_literal(instr: Instruction) -> int | None:
-    if instr.opcode != "constant" or instr.shape.dims or instr.literal is None:
-        return None
-    text = instr.literal.strip().strip("{}").strip()
-    try:
-        value = float(text) if any(c in text for c in ".eE") else int(text, 0)
-    except ValueError:
-        if text in ("true", "false"):
-            return int(text == "true")
-        return None
-    if isinstance(value, float):
-        if not value.is_integer():
-            return None
-        value = int(value)
-    return value
-
-
-_PASS_THROUGH = {
-    "broadcast",
-    "reshape",
-    "bitcast",
-    "transpose",
-    "copy",
-    "convert",
-    "slice",
-    "reverse",
-}
-
-
-def value_expr(instr: Instruction, index: Sequence[Expr], depth: int = 0) -> Expr | None:
-    """The value of ``instr`` at ``index`` as an expression, when it is computable statically."""
-    if depth > 32:
-        return None
-    literal = _scalar_literal(instr)
-    if literal is not None:
-        return const(literal)
-    if instr.opcode == "iota":
-        dim_ = instr.iota_dimension
-        if dim_ is None or dim_ >= len(index):
-            return None
-        return index[dim_]
-    if instr.opcode in _PASS_THROUGH and len(instr.operands) == 1:
-        if instr.opcode == "convert" and not instr.operands[0].shape.element_type.startswith(
-            ("s", "u")
-        ):
-            return None
-        try:
-            table = op_rules.output_to_input(instr)
-        except HloidxError:
-            return None
-        maps = table[0][0].maps if table and table[0] else ()
-        if len(maps) != 1 or maps[0].range_vars or maps[0].rt_vars or maps[0].constraints:
-            return None
-        m = maps[0]
-        sub = {Var(VarKind.DIM, i): e for i, e in enumerate(index)}
-        return value_expr(instr.operands[0], [replace_vars(r, sub) for r in m.results], depth + 1)
-    if instr.opcode in (
-        "add",
-        "subtract",
-        "multiply",
-        "negate",
-    ) and instr.shape.element_type.startswith(("s", "u")):
-        values = []
-        for operand in instr.operands:
-            scalar = not operand.shape.dims
-            v = value_expr(operand, [] if scalar else index, depth + 1)
-            if v is None:
-                return None
-            values.append(v)
-        if instr.opcode == "negate":
-            return mul(values[0], -1)
-        if instr.opcode == "add":
-            return add(values[0], values[1])
-        if instr.opcode == "subtract":
-            return add(values[0], mul(values[1], -1))
-        if type(values[0]) is Const or type(values[1]) is Const:
-            return mul(values[0], values[1])
-    return None
-
-
-def fold_runtime_vars(t: Tracked) -> Tracked:
-    """Replace runtime variables whose value is known statically (constants, iotas)."""
-    m = t.map
-    if not m.rt_vars or len(t.runtime_vars) != len(m.rt_vars):
-        return t
-    from ..maps.range_eval import expr_range
-
-    replacements: dict[Var, Expr] = {}
-    keep: list[int] = []
-    bounds = m.bounds()
-    for i, rv in enumerate(t.runtime_vars):
-        folded = value_expr(rv.producer, list(rv.map.results))
-        # Only an expression of the dimensions means the same thing in both maps (range
-        # variables of the runtime variable's own map are numbered differently).
-        if folded is not None and all(v.kind == VarKind.DIM for v in variables(folded)):
-            feasible = m.rt_vars[i].bounds
-            if feasible.contains(expr_range(folded, bounds, m.constraints)):
-                replacements[Var(VarKind.RUNTIME, i)] = folded
-                continue
-            if type(folded) is not Const:
-                # The runtime value is this expression whatever range the rule declared; an
-                # op that clamps its start index into the feasible range (the note says so)
-                # gets the clamp spelled out, so the fold stays exact. A scalar constant out
-                # of range is kept as a runtime variable, as XLA does.
-                clamped = rv.note.startswith("clamp")
-                replacements[Var(VarKind.RUNTIME, i)] = (
-                    max_(min_(folded, feasible.upper), feasible.lower) if clamped else folded
-                )
-                continue
-        keep.append(i)
-    if not replacements:
-        return t
-    renumber = {
-        Var(VarKind.RUNTIME, old): Var(VarKind.RUNTIME, new) for new, old in enumerate(keep)
-    }
-    substituted = m.substitute({**replacements, **{k: v for k, v in renumber.items() if k != v}})
-    new_map = IndexingMap(
-        substituted.results,
-        m.dim_vars,
-        m.range_vars,
-        tuple(m.rt_vars[i] for i in keep),
-        substituted.constraints,
-    )
-    from ..maps.simplify import simplify
-
-    simplified, rts = _trim(simplify(new_map), tuple(t.runtime_vars[i] for i in keep))
-    return Tracked(simplified, rts, t.exact, t.steps, t.replica_id)
-
-
 # ---------------------------------------------------------------------------
 # Walking a computation
 # ---------------------------------------------------------------------------
-
-
-def _dedupe(items: list[Tracked]) -> list[Tracked]:
-    """Equal maps once. Equal maps over different runtime values are different reads.
-
-    When a map is reached both exactly and inexactly, the inexact path means the op reads
-    only a subset of it (e.g. one branch of a conditional): the union stays exact only if
-    some path reaches it exactly, so the exact one is kept.
-    """
-    seen: dict[tuple[IndexingMap, tuple[RuntimeVar, ...]], Tracked] = {}
-    for t in items:
-        if t.map.is_known_empty:
-            continue
-        key = (t.map, t.runtime_vars, t.replica_id)
-        previous = seen.get(key)
-        if previous is None or (not previous.exact and t.exact):
-            seen[key] = t
-    return list(seen.values())
 
 
 def _topological_from(start: Instruction) -> list[Instruction]:
@@ -569,17 +316,6 @@ def _outputs(comp: Computation) -> list[Instruction]:
     return [root]
 
 
-@dataclass(frozen=True)
-class ComposedOperandIndexing(OperandIndexing):
-    """An operand's maps through a called computation: each map has its own runtime variables.
-
-    ``runtime_vars`` (the op-rule convention: one list for all maps) holds those of the first
-    map that has any, for display; ``per_map_runtime_vars[k]`` describes ``maps[k]``.
-    """
-
-    per_map_runtime_vars: tuple[tuple[RuntimeVar, ...], ...] = ()
-
-
 def _cell(reached: Reached | None, exact_default: bool = True) -> OperandIndexing:
     if reached is None or reached.unknown:
         # A path we cannot follow may read anything: the known maps alone would be unsound.
@@ -662,50 +398,6 @@ def _computation_i2o(comp: Computation, num_operands: int) -> IndexingTable:
 # Fused computations that are structurally equal are composed once
 # ---------------------------------------------------------------------------
 
-_STRUCTURE: weakref.WeakKeyDictionary[Computation, tuple[Any, ...]] = weakref.WeakKeyDictionary()
-
-
-def structure_key(comp: Computation) -> tuple[Any, ...]:
-    """Everything about a computation that its maps depend on, without names.
-
-    Equal keys mean equal indexing: the same instructions in the same order with the same
-    opcodes, shapes, relevant attributes, literals, operand positions and called structures.
-    """
-    got = _STRUCTURE.get(comp)
-    if got is not None:
-        return got
-    position = {id(i): k for k, i in enumerate(comp.instructions)}
-    rows = []
-    for instr in comp.instructions:
-        called = (
-            tuple(
-                (key, tuple(structure_key(c) for c in comps))
-                for key, comps in instr.called_computations.items()
-            )
-            if any(k in instr.attributes for k in CALL_ATTRIBUTES)
-            else ()
-        )
-        rows.append(
-            (
-                instr.opcode,
-                str(instr.shape),
-                instr.is_root,
-                instr.literal,
-                tuple(position.get(id(o), -1) for o in instr.operands),
-                tuple(
-                    sorted(
-                        (k, v)
-                        for k, v in instr.attributes.items()
-                        if k not in INDEXING_IRRELEVANT_ATTRIBUTES and k not in CALL_ATTRIBUTES
-                    )
-                ),
-                called,
-            )
-        )
-    got = tuple(rows)
-    _STRUCTURE[comp] = got
-    return got
-
 
 _TABLES: dict[tuple[Any, ...], tuple[Computation, IndexingTable]] = {}
 register(_TABLES.clear)
@@ -723,46 +415,6 @@ def _cached_table(instr: Instruction, direction: str) -> IndexingTable:
     if len(_TABLES) < 4096 and _repointable(table, comp):
         _TABLES[key] = (comp, table)
     return table
-
-
-def _runtime_producers(table: IndexingTable) -> list[Instruction]:
-    out = []
-    for row in table:
-        for cell in row:
-            out.extend(rv.producer for rv in cell.runtime_vars)
-            for rvs in getattr(cell, "per_map_runtime_vars", ()):
-                out.extend(rv.producer for rv in rvs)
-    return out
-
-
-def _repointable(table: IndexingTable, comp: Computation) -> bool:
-    """Only tables whose runtime variables come from the computation itself are shared."""
-    inside = {id(i) for i in comp.instructions}
-    return all(id(p) in inside for p in _runtime_producers(table))
-
-
-def _repoint(table: IndexingTable, first: Computation, comp: Computation) -> IndexingTable:
-    """``table`` (computed for ``first``) with runtime producers moved to ``comp``'s
-    instructions."""
-    if not _runtime_producers(table):
-        return table
-    position = {id(i): k for k, i in enumerate(first.instructions)}
-
-    def move(rvs: tuple[RuntimeVar, ...]) -> tuple[RuntimeVar, ...]:
-        return tuple(
-            replace(rv, producer=comp.instructions[position[id(rv.producer)]]) for rv in rvs
-        )
-
-    out: IndexingTable = []
-    for row in table:
-        new_row = []
-        for cell in row:
-            changes: dict[str, Any] = {"runtime_vars": move(cell.runtime_vars)}
-            if isinstance(cell, ComposedOperandIndexing):
-                changes["per_map_runtime_vars"] = tuple(move(r) for r in cell.per_map_runtime_vars)
-            new_row.append(replace(cell, **changes))
-        out.append(new_row)
-    return out
 
 
 def clear_caches() -> None:
@@ -878,99 +530,3 @@ def _while_o2i(instr: Instruction) -> IndexingTable:
 # ---------------------------------------------------------------------------
 # Chains inside one computation (--from/--to), and composition trees (--tree)
 # ---------------------------------------------------------------------------
-
-
-def _find(module: HloModule, name: str) -> Instruction:
-    for instr in module.instructions():
-        if instr.name == name:
-            return instr
-    raise HloidxError(f"no instruction named {name}")
-
-
-def chain_maps(module: HloModule, a: str, b: str) -> tuple[Instruction, Instruction, Reached]:
-    """Maps from the later instruction's output to the earlier one's, along every path."""
-    first, second = _find(module, a), _find(module, b)
-    if first.computation is not second.computation:
-        raise HloidxError(f"{a} and {b} are in different computations")
-    for consumer, producer in ((first, second), (second, first)):
-        reached = grouped_output_to_input(consumer, record=True, stop_at=producer)
-        if producer in reached and (reached[producer].maps or reached[producer].unknown):
-            return consumer, producer, reached[producer]
-    raise HloidxError(
-        f"{b} does not read {a} and {a} does not read {b}: there is no path between them"
-    )
-
-
-def chain_report(
-    module: HloModule,
-    a: str,
-    b: str,
-    *,
-    simplify: bool = True,
-    verify: bool = True,
-    spelling: str = "floordiv",
-) -> dict[str, Any]:
-    from ..maps.printer import format_map
-    from ..maps.utilization import utilization
-
-    consumer, producer, reached = chain_maps(module, a, b)
-    maps = [t.map for t in reached.maps]
-    util = utilization(maps, producer.shape.dims) if producer.shape.is_array and maps else None
-    return {
-        "schema_version": 1,
-        "from": consumer.name,
-        "to": producer.name,
-        "maps": [format_map(m, spelling) for m in maps] or ["UNDEFINED"],
-        "exact": all(t.exact for t in reached.maps) and not reached.unknown,
-        "utilization": util.to_json() if util else None,
-        "paths": [
-            [
-                {
-                    "instruction": s.instruction,
-                    "opcode": s.opcode,
-                    "map": format_map(s.map, spelling),
-                }
-                for s in t.steps
-            ]
-            for t in reached.maps
-        ],
-        "notes": list(reached.unknown),
-    }
-
-
-def render_trees(
-    console: Any, module: HloModule, analysis: Any, spelling: str = "floordiv"
-) -> None:
-    """``--tree``: for each fusion, each operand map with the composition steps that built it."""
-    from rich.text import Text
-
-    from ..maps.printer import format_map
-
-    for ins in analysis.instructions:
-        instr = ins.instruction
-        if instr is None or instr.opcode not in ("fusion", "call"):
-            continue
-        try:
-            comp = _body(instr)
-        except HloidxError:
-            continue
-        params = {p.parameter_number: p for p in comp.parameters}
-        console.print(Text(f"composition of {instr.name} ({comp.name})", style="bold underline"))
-        for out_id, output in enumerate(_outputs(comp)):
-            reached = grouped_output_to_input(output, record=True)
-            for k in range(len(instr.operands)):
-                p = params.get(k)
-                r = reached.get(p) if p is not None else None
-                if r is None:
-                    continue
-                for t in r.maps:
-                    console.print(
-                        Text(
-                            f"  output {out_id} → operand {k} ({instr.operands[k].name}):",
-                            style="bold",
-                        )
-                    )
-                    for step in t.steps:
-                        line = Text(f"    {step.instruction} [{step.opcode}]: ", style="dim")
-                        line.append(format_map(step.map, spelling))
-                        console.print(line)

@@ -1,0 +1,111 @@
+"""Maps between two named instructions (``hloidx maps --from A --to B``) and the composition
+steps behind every fusion map (``--tree``), as plain data for the renderers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import HloidxError
+from .composition import Reached
+from .fusion import _body, _outputs, grouped_output_to_input
+from .ir import HloModule, Instruction
+
+
+def _find(module: HloModule, name: str) -> Instruction:
+    for instr in module.instructions():
+        if instr.name == name:
+            return instr
+    raise HloidxError(f"no instruction named {name}")
+
+
+def chain_maps(module: HloModule, a: str, b: str) -> tuple[Instruction, Instruction, Reached]:
+    """Maps from the later instruction's output to the earlier one's, along every path."""
+    first, second = _find(module, a), _find(module, b)
+    if first.computation is not second.computation:
+        raise HloidxError(f"{a} and {b} are in different computations")
+    for consumer, producer in ((first, second), (second, first)):
+        reached = grouped_output_to_input(consumer, record=True, stop_at=producer)
+        if producer in reached and (reached[producer].maps or reached[producer].unknown):
+            return consumer, producer, reached[producer]
+    raise HloidxError(
+        f"{b} does not read {a} and {a} does not read {b}: there is no path between them"
+    )
+
+
+def chain_report(
+    module: HloModule,
+    a: str,
+    b: str,
+    *,
+    simplify: bool = True,
+    verify: bool = True,
+    spelling: str = "floordiv",
+) -> dict[str, Any]:
+    from ..maps.printer import format_map
+    from ..maps.utilization import utilization
+
+    consumer, producer, reached = chain_maps(module, a, b)
+    maps = [t.map for t in reached.maps]
+    util = utilization(maps, producer.shape.dims) if producer.shape.is_array and maps else None
+    return {
+        "schema_version": 1,
+        "from": consumer.name,
+        "to": producer.name,
+        "maps": [format_map(m, spelling) for m in maps] or ["UNDEFINED"],
+        "exact": all(t.exact for t in reached.maps) and not reached.unknown,
+        "utilization": util.to_json() if util else None,
+        "paths": [
+            [
+                {
+                    "instruction": s.instruction,
+                    "opcode": s.opcode,
+                    "map": format_map(s.map, spelling),
+                }
+                for s in t.steps
+            ]
+            for t in reached.maps
+        ],
+        "notes": list(reached.unknown),
+    }
+
+
+def composition_trees(analysis: Any, spelling: str = "floordiv") -> list[dict[str, Any]]:
+    """For each fusion or call: each operand map with the composition steps that built it."""
+    from ..maps.printer import format_map
+
+    trees: list[dict[str, Any]] = []
+    for ins in analysis.instructions:
+        instr = ins.instruction
+        if instr is None or instr.opcode not in ("fusion", "call"):
+            continue
+        try:
+            comp = _body(instr)
+        except HloidxError:
+            continue
+        params = {p.parameter_number: p for p in comp.parameters}
+        maps: list[dict[str, Any]] = []
+        for out_id, output in enumerate(_outputs(comp)):
+            reached = grouped_output_to_input(output, record=True)
+            for k in range(len(instr.operands)):
+                p = params.get(k)
+                r = reached.get(p) if p is not None else None
+                if r is None:
+                    continue
+                for t in r.maps:
+                    maps.append(
+                        {
+                            "output": out_id,
+                            "operand": k,
+                            "operand_name": instr.operands[k].name,
+                            "steps": [
+                                {
+                                    "instruction": step.instruction,
+                                    "opcode": step.opcode,
+                                    "map": format_map(step.map, spelling),
+                                }
+                                for step in t.steps
+                            ],
+                        }
+                    )
+        trees.append({"instruction": instr.name, "computation": comp.name, "maps": maps})
+    return trees
