@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from hloidx.errors import HloidxError, HloSemanticError, HloSyntaxError
 from hloidx.hlo.ir import HloModule, Layout, Shape
 from hloidx.hlo.printer import format_module, format_shape
-from hloidx.hlo.syntax import build_grammar, literal_element_count, parse_hlo, parse_hlo_lenient
+from hloidx.hlo.shape_text import MAX_TUPLE_DEPTH, literal_element_count
+from hloidx.hlo.syntax import build_grammar, parse_hlo, parse_hlo_lenient
 
 CORPUS = sorted(paths.CORPUS.glob("*.hlo"))
 SEED_000 = next(paths.SEEDS.glob("000_*.txt"))
@@ -824,7 +825,8 @@ ENTRY e {
 
 from contextlib import contextmanager  # noqa: E402
 
-from hloidx.hlo import syntax  # noqa: E402
+from hloidx.hlo import hlo_builder, syntax  # noqa: E402
+from hloidx.source import Source  # noqa: E402
 
 
 @contextmanager
@@ -866,7 +868,7 @@ def test_fast_path_is_built() -> None:
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_fast_path_reads_the_corpus_alone_and_as_lark_does(path: Path) -> None:
     text = path.read_text(encoding="utf-8", errors="replace")
-    syntax._parser()[1].reset(syntax.Source("t.hlo", text), 0)
+    hlo_builder._parser()[1].reset(Source("t.hlo", text), 0)
     syntax._fast_parser().parse(text, "start")  # no _Fallback: the speed is really had
     fast, exact = _fast_and_lark(text)
     assert fast == exact
@@ -949,7 +951,6 @@ def test_fast_path_equals_lark_on_generated_modules(case: tuple[str, list[tuple]
 
 
 def test_absurd_tuple_nesting_is_a_located_error_and_the_rest_survives():
-    from hloidx.hlo.syntax import MAX_TUPLE_DEPTH, parse_hlo_lenient
 
     depth = MAX_TUPLE_DEPTH + 1
     line = "  deep = " + "(" * depth + "f32[2]" + ")" * depth + " parameter(1)"

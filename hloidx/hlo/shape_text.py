@@ -1,0 +1,92 @@
+"""Shape text (f32[8,16]{1,0}, tuples, layouts with tiling, dynamic dimensions) into IR
+shapes, memoised; literal element counts."""
+
+from __future__ import annotations
+
+import re
+
+from ..caches import register
+from ..errors import HloSyntaxError
+from .ir import Layout, Shape
+
+#: The deepest tuple nesting accepted in a shape (XLA prints a handful of levels at most).
+MAX_TUPLE_DEPTH = 64
+
+
+def _tuple_depth(shape: Shape) -> int:
+    """Tuple nesting of an already accepted shape (so at most MAX_TUPLE_DEPTH levels)."""
+    if shape.tuple_shapes is None:
+        return 0
+    return 1 + max((_tuple_depth(s) for s in shape.tuple_shapes), default=0)
+
+
+_SHAPE_CACHE: dict[str, Shape] = {}
+
+
+register(_SHAPE_CACHE.clear)
+
+
+def parse_shape(text: str) -> Shape:
+    """One array shape token: ``f32[10,<=20,?]{1,0:T(8,128)}``.
+
+    The grammar validates the token's outline; a malformed number inside it (a stray newline in
+    a layout, ``<=`` with nothing after it) raises :class:`HloSyntaxError` for the caller to
+    locate.
+    """
+    shape = _SHAPE_CACHE.get(text)
+    if shape is not None:
+        return shape
+    try:
+        return _parse_shape_uncached(text)
+    except (ValueError, IndexError):
+        shown = " ".join(text.split())
+        raise HloSyntaxError(
+            f"malformed shape {shown!r}; expected a shape such as f32[10,20] or f32[<=10,?]{{1,0}}"
+        ) from None
+
+
+def _parse_shape_uncached(text: str) -> Shape:
+    key, text = text, text.rstrip()  # the token carries the whitespace after it
+    open_at = text.index("[")
+    close_at = text.index("]", open_at)
+    element_type = text[:open_at]
+    dims: list[int] = []
+    dynamic: list[bool] = []
+    body = text[open_at + 1 : close_at].strip()
+    if body:
+        for part in body.split(","):
+            part = part.strip()
+            if part == "?":
+                dims.append(-1)
+                dynamic.append(True)
+            elif part.startswith("<="):
+                dims.append(int(part[2:].strip()))
+                dynamic.append(True)
+            else:
+                dims.append(int(part))
+                dynamic.append(False)
+    layout = None
+    rest = text[close_at + 1 :].lstrip()  # XLA's tests also write `f32[2,3] {0,1}`
+    if rest:
+        inner = rest[1:-1]
+        order, _, tiling = inner.partition(":")
+        minor_to_major = tuple(int(p) for p in order.replace(" ", "").split(",") if p.strip())
+        layout = Layout(minor_to_major, tiling.strip())
+    shape = Shape(element_type, tuple(dims), tuple(dynamic) if any(dynamic) else (), layout)
+    if len(_SHAPE_CACHE) < 100_000:
+        _SHAPE_CACHE[key] = shape
+    return shape
+
+
+_PAIR = re.compile(r"\([^()]*\)")
+
+
+_ELEMENT = re.compile(r"[^\s{},]+")
+
+
+def literal_element_count(literal: str) -> int:
+    """How many values a literal holds: ``{ {1, 2}, {3, 4} }`` -> 4, ``-inf`` -> 1.
+
+    Complex values are written as pairs ``(1, 2)`` and count once.
+    """
+    return len(_ELEMENT.findall(_PAIR.sub("x", literal)))
