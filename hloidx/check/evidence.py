@@ -1,0 +1,249 @@
+"""Evidence that two sets of maps agree: the same relation (enumerated when small, the verifier
+otherwise), and the provenance oracle's confirmation before an expectation is written."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import EnumerationLimitError, HloidxError
+from ..maps.indexing_map import IndexingMap
+from .expectation_file import (
+    _INSTRUCTION as _INSTRUCTION,
+)
+from .expectation_file import (
+    _RECORD as _RECORD,
+)
+from .expectation_file import (
+    DIRECTIONS as DIRECTIONS,
+)
+from .expectation_file import (
+    EXPECTATION_SUFFIX as EXPECTATION_SUFFIX,
+)
+from .expectation_file import (
+    FORMAT_VERSION as FORMAT_VERSION,
+)
+from .expectation_file import (
+    KNOWN_EMPTY_TEXT as KNOWN_EMPTY_TEXT,
+)
+from .expectation_file import (
+    UNDEFINED_TEXT as UNDEFINED_TEXT,
+)
+from .expectation_file import (
+    Expectation as Expectation,
+)
+from .expectation_file import (
+    ExpectationSyntaxError as ExpectationSyntaxError,
+)
+from .expectation_file import (
+    ExpectedMap as ExpectedMap,
+)
+from .expectation_file import (
+    _parse_map_text as _parse_map_text,
+)
+from .expectation_file import (
+    _record_key as _record_key,
+)
+from .expectation_file import (
+    expectation_path as expectation_path,
+)
+from .expectation_file import (
+    format_expectation as format_expectation,
+)
+from .expectation_file import (
+    normalize_text as normalize_text,
+)
+from .expectation_file import (
+    parse_expectation as parse_expectation,
+)
+
+#: largest domain enumerated to compare two maps; larger ones go to equivalence.verify
+ENUMERATION_LIMIT = 200_000
+
+
+#: most (output, operand) reads the oracle is asked to interpret for one instruction
+ORACLE_READ_LIMIT = 1_000_000
+
+
+def maps_equivalent(
+    a: IndexingMap, b: IndexingMap, limit: int = ENUMERATION_LIMIT
+) -> tuple[bool | None, str]:
+    """Whether ``a`` and ``b`` denote the same relation: (answer or None if undecided, how).
+
+    Small domains are enumerated with :func:`hloidx.maps.domain.relation` (runtime variables are
+    part of the key, so maps are compared for every fixed choice of runtime values); larger
+    ones are handed to :func:`hloidx.maps.equivalence.verify`.
+    """
+    if a == b:
+        return True, "identical"
+    if a.is_undefined or b.is_undefined:
+        return a.is_undefined and b.is_undefined, "undefined"
+    if (a.num_dims, a.num_results, a.num_rt_vars) != (b.num_dims, b.num_results, b.num_rt_vars):
+        return False, "different numbers of dimensions, results or runtime variables"
+    from ..maps.domain import relation
+
+    try:
+        same = relation(a, limit, with_runtime=True) == relation(b, limit, with_runtime=True)
+        return same, "enumerated"
+    except EnumerationLimitError:
+        pass
+    from ..maps.equivalence import verify
+
+    verdict = verify(a, b)
+    if verdict.kind in ("proved", "exhaustive"):
+        return True, verdict.label
+    if verdict.kind == "sampled":
+        return True, verdict.label
+    if verdict.is_refuted:
+        return False, verdict.label
+    return None, f"undecided ({verdict.detail or verdict.kind})"
+
+
+@dataclass
+class MapSetComparison:
+    semantic_equal: bool
+    textual_equal: bool
+    #: expected maps with no equivalent actual map, and actual maps with no expected one
+    missing: list[str] = field(default_factory=list)
+    unexpected: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def compare_map_sets(
+    expected: Sequence[tuple[str, IndexingMap]], actual: Sequence[tuple[str, IndexingMap]]
+) -> MapSetComparison:
+    """Compare two sets of (printed text, map): as sets of relations, and as sets of texts."""
+    textual = sorted(normalize_text(t) for t, _ in expected) == sorted(
+        normalize_text(t) for t, _ in actual
+    )
+    left = list(expected)
+    right = list(actual)
+    notes: list[str] = []
+    # Textually equal pairs first (cheap), then semantic matching for the rest.
+    for item in list(left):
+        for other in right:
+            if normalize_text(item[0]) == normalize_text(other[0]):
+                left.remove(item)
+                right.remove(other)
+                break
+    for item in list(left):
+        for other in right:
+            same, how = maps_equivalent(item[1], other[1])
+            if same:
+                if how.startswith("sampled"):
+                    notes.append(f"equal only on a sample ({how}): {item[0]}")
+                left.remove(item)
+                right.remove(other)
+                break
+    missing = [t for t, _ in left]
+    unexpected = [t for t, _ in right]
+    return MapSetComparison(not missing and not unexpected, textual, missing, unexpected, notes)
+
+
+@dataclass
+class OracleOutcome:
+    """``agrees``, ``disagrees``, ``refused`` (too large, or an op it cannot interpret) or
+    ``unavailable`` (no oracle in this build)."""
+
+    status: str
+    details: list[str] = field(default_factory=list)
+
+    @property
+    def agrees(self) -> bool:
+        return self.status == "agrees"
+
+
+def oracle_check(instruction: Any, analysed: Any = None) -> OracleOutcome:
+    """Ask the provenance oracle whether our maps for ``instruction`` are what it really reads.
+
+    The single point where :mod:`hloidx.check.expectations` meets :mod:`hloidx.check.oracle`.
+    Two checks:
+    ``oracle.check_instruction(instr)`` compares the op rules' (or the composition's)
+    output-to-input maps with the interpreted reads; then, when ``analysed`` (the
+    :class:`~hloidx.hlo.analysis.InstructionAnalysis`) is given, the *simplified* maps that an
+    expectation records are compared with the same reads directly — output-to-input, and
+    input-to-output read backwards — for every operand whose maps have no runtime variables
+    (maps with runtime variables rest on the first check plus the verified simplification).
+    Equal when the operand is exact, a superset otherwise.
+    """
+    try:
+        from . import oracle
+    except ImportError:
+        return OracleOutcome("unavailable", ["hloidx.check.oracle is not available in this build"])
+    if analysed is not None:
+        size = sum(m.box_size() for op in analysed.operands for m in op.output_to_input)
+        if size > ORACLE_READ_LIMIT:
+            # The oracle enumerates every read in Python: ~10 s per million.
+            return OracleOutcome(
+                "refused",
+                [f"too large for the oracle: about {size} reads, more than {ORACLE_READ_LIMIT}"],
+            )
+    try:
+        mismatches = list(oracle.check_instruction(instruction))
+        errors = [str(m) for m in mismatches if m.is_error]
+        if errors:
+            return OracleOutcome("disagrees", errors)
+        refused = [m for m in mismatches if m.operand_index < 0]
+        if refused:
+            return OracleOutcome("refused", [m.message for m in refused])
+        notes = [str(m) for m in mismatches]
+        if analysed is not None:
+            problems = _direct_oracle_check(oracle, instruction, analysed, notes)
+            if problems:
+                return OracleOutcome("disagrees", problems)
+    except EnumerationLimitError as error:
+        return OracleOutcome("refused", [f"too large for the oracle: {error.message}"])
+    except HloidxError as error:
+        return OracleOutcome("refused", [error.message])
+    except Exception as error:
+        return OracleOutcome("refused", [f"oracle failed: {type(error).__name__}: {error}"])
+    if any(m.kind == "unchecked" for m in mismatches):
+        return OracleOutcome("refused", notes)
+    return OracleOutcome("agrees", notes)
+
+
+Pair = tuple[tuple[int, ...], tuple[int, ...]]
+
+
+def _direct_oracle_check(
+    oracle: Any, instruction: Any, analysed: Any, notes: list[str]
+) -> list[str]:
+    """Compare the simplified maps of ``analysed`` with the oracle's reads (see oracle_check)."""
+    from ..maps.domain import relation
+
+    evaluation = oracle.reads(instruction)
+    problems: list[str] = []
+    for op in analysed.operands:
+        if instruction.operands[op.index].shape.is_tuple:
+            notes.append(f"operand {op.index}: tuple-shaped, left to check_instruction")
+            continue
+        truth: set[Pair] = set()
+        for out_id in range(len(evaluation.outputs)):
+            truth |= oracle.oracle_relation(instruction, op.index, out_id, evaluation=evaluation)
+        for direction, maps in (
+            ("output_to_input", op.output_to_input),
+            ("input_to_output", op.input_to_output),
+        ):
+            if not maps or any(m.is_undefined or m.rt_vars for m in maps):
+                notes.append(
+                    f"operand {op.index} {direction}: not compared directly "
+                    "(runtime variables or no map)"
+                )
+                continue
+            claimed: set[Pair] = set()
+            for m in maps:
+                pairs = relation(m, 1_000_000)
+                claimed |= pairs if direction == "output_to_input" else {(o, i) for i, o in pairs}
+            missing, extra = truth - claimed, claimed - truth
+            if missing:
+                problems.append(
+                    f"operand {op.index} {direction}: {len(missing)} read(s) the maps "
+                    f"miss, e.g. {sorted(missing)[:3]}"
+                )
+            if extra and op.exact:
+                problems.append(
+                    f"operand {op.index} {direction}: exact maps claim {len(extra)} "
+                    f"read(s) the op does not make, e.g. {sorted(extra)[:3]}"
+                )
+    return problems
