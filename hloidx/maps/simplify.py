@@ -29,8 +29,7 @@ constraints on one expression merge (Chinese remainder theorem, which covers XLA
 merge) and tighten the bounds of their variable; a constraint whose interval cannot be met
 makes the map known-empty.
 
-Summands are emitted in the canonical order of :func:`hloidx.maps.expr.sort_summands`, so equal
-maps compare equal, and :func:`simplify` is idempotent.
+Summands come in the canonical order of ``sort_summands``; :func:`simplify` is idempotent.
 """
 
 from __future__ import annotations
