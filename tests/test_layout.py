@@ -1,0 +1,187 @@
+"""The package layout: import directions between layers, module size, a public API that works
+twice, and ``python -m hloidx``. The allowed directions are the table in CONTRIBUTING.md."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import paths
+import pytest
+
+import hloidx
+
+PACKAGE = paths.ROOT / "hloidx"
+MAX_MODULE_LINES = 600
+
+#: layer -> the layers it may import (besides itself)
+BASE = {"source", "errors", "caches", "grammar_files"}
+ALLOWED: dict[str, set[str]] = {
+    "base": {"base"},
+    "maps": {"base"},
+    "hlo": {"maps", "base"},
+    "stablehlo": {"hlo", "maps", "base"},
+    "gpu": {"hlo", "maps", "base"},
+    "tiling": {"hlo", "maps", "base"},
+    "check": {"hlo", "maps", "base"},
+    "cli": {"cli", "check", "gpu", "tiling", "stablehlo", "hlo", "maps", "base"},
+    "api": {"cli", "check", "gpu", "tiling", "stablehlo", "hlo", "maps", "base"},
+}
+GUI_PACKAGES = {"click", "rich"}
+
+
+def _modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _layer(module: str) -> str:
+    """``hloidx.maps.expr`` -> ``maps``; ``hloidx.errors`` -> ``base``; ``hloidx`` -> ``api``."""
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] in ("__init__", "__main__"):
+        return "api"
+    if parts[1] in BASE:
+        return "base"
+    return parts[1]
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path, text: str | None = None) -> list[tuple[int, str]]:
+    """Every module imported anywhere in the file (lazy imports inside functions included)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found: list[tuple[int, str]] = []
+    source = path.read_text(encoding="utf-8") if text is None else text
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.append((node.lineno, target))
+            # `from . import fusion` imports a submodule: judge that submodule too
+            for alias in node.names:
+                found.append((node.lineno, f"{target}.{alias.name}"))
+    return found
+
+
+def _is_module(dotted: str) -> bool:
+    rel = Path(*dotted.split("."))
+    return (PACKAGE.parent / rel).with_suffix(".py").is_file() or (
+        PACKAGE.parent / rel / "__init__.py"
+    ).is_file()
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_layout_imports_only_lower_layers(path: Path) -> None:
+    here = _layer(_module_name(path))
+    allowed = ALLOWED[here] | {here}
+    for line, target in _imports(path):
+        top = target.split(".")[0]
+        if top in GUI_PACKAGES:
+            assert here in ("cli",), f"{path.name}:{line} imports {target} outside hloidx/cli"
+        if top != "hloidx" or not _is_module(target):
+            continue
+        assert _layer(target) in allowed, f"{path.name}:{line}: {here} must not import {target}"
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_layout_module_has_one_job(path: Path) -> None:
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{path} has {lines} lines: split it along its seams"
+
+
+def test_layout_every_package_belongs_to_a_layer() -> None:
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert packages <= set(ALLOWED), packages - set(ALLOWED)
+
+
+def test_layout_checker_sees_a_violation(tmp_path: Path) -> None:
+    # The checker itself must be able to fail: a maps module importing the CLI is caught.
+    bad = PACKAGE / "maps" / "expr.py"
+    text = "from ..cli import main\n"
+    tree_imports = [
+        t for _, t in _imports_from_text(text, bad) if t.startswith("hloidx") and _is_module(t)
+    ]
+    assert tree_imports
+    assert _layer(tree_imports[0]) not in ALLOWED["maps"]
+
+
+def _imports_from_text(text: str, as_path: Path) -> list[tuple[int, str]]:
+    fake = as_path.with_name("_layout_probe.py")
+    fake.write_text(text, encoding="utf-8")
+    try:
+        return _imports(fake)
+    finally:
+        fake.unlink()
+
+
+# ---------------------------------------------------------------------------
+# The public API
+# ---------------------------------------------------------------------------
+
+_MAP = "(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]"
+_HLO = """HloModule m
+ENTRY e {
+  p0 = f32[4,6] parameter(0)
+  ROOT t = f32[6,4] transpose(p0), dimensions={1,0}
+}
+"""
+
+
+def _call(name: str) -> object:
+    m = hloidx.parse_map(_MAP)
+    calls = {
+        "parse_map": lambda: hloidx.parse_map(_MAP),
+        "format_map": lambda: hloidx.format_map(m),
+        "simplify": lambda: hloidx.simplify(m),
+        "simplify_with_rules": lambda: hloidx.simplify_with_rules(m),
+        "verify": lambda: hloidx.verify(m, hloidx.simplify(m)),
+        "parse_hlo": lambda: hloidx.parse_hlo(_HLO),
+        "analyze": lambda: hloidx.analyze(hloidx.parse_hlo(_HLO)),
+        "clear_caches": hloidx.clear_caches,
+    }
+    return calls[name]()
+
+
+def _public_functions() -> list[str]:
+    return [n for n in hloidx.__all__ if callable(getattr(hloidx, n, None))]
+
+
+@pytest.mark.parametrize("name", _public_functions())
+def test_public_function_works_twice(name: str) -> None:
+    first = _call(name)
+    second = _call(name)
+    assert type(first) is type(second)
+    assert callable(getattr(hloidx, name))
+
+
+def test_no_public_function_shares_a_submodule_name() -> None:
+    submodules = {p.stem for p in PACKAGE.iterdir() if p.suffix == ".py"} | {
+        p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()
+    }
+    assert not set(_public_functions()) & submodules
+
+
+def test_python_dash_m_runs_the_command_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "hloidx", "simplify", _MAP],
+        capture_output=True,
+        text=True,
+        cwd=paths.ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "(d0, d1) -> (d0, d1)" in done.stdout
