@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import HloidxError, UnsupportedOpError
+from .semantics import DONE_ELEMENT, SEMANTICS
 from .tensors import (
     _ELEMENTWISE,
     DEFAULT_LIMIT,
@@ -89,9 +90,16 @@ class _Interpreter:
             return self._conditional(instr, ops)
         if op == "while":
             return self._while(instr, ops)
+        if op in ("opt-barrier", "domain", "add-dependency"):
+            return ops[0]  # data passes through unchanged, tuples included
+        if op in DONE_ELEMENT and isinstance(ops[0], tuple):
+            return ops[0][DONE_ELEMENT[op]]
         arrays = [o for o in ops if isinstance(o, Tensor)]
         if len(arrays) != len(ops):
             raise UnsupportedOpError(f"the oracle does not interpret {op} of tuples", instr.span)
+        semantics = SEMANTICS.get(op)
+        if semantics is not None:
+            return semantics(self, instr, arrays)
         method = getattr(self, "_" + op.replace("-", "_"), None)
         if method is not None:
             return method(instr, arrays)
@@ -206,11 +214,13 @@ class _Interpreter:
     def _starts(
         self, instr: Instruction, scalars: list[Tensor], limits: Sequence[int]
     ) -> list[int]:
-        starts = []
-        for scalar, hi in zip(scalars, limits, strict=True):
-            value = int(self._index_values(instr, scalar).reshape(-1)[0])
-            starts.append(min(max(value, 0), hi))
-        return starts
+        if len(scalars) == 1 and scalars[0].values.ndim == 1:  # one rank-1 start-index operand
+            values = [int(v) for v in self._index_values(instr, scalars[0]).reshape(-1)]
+        else:
+            values = [int(self._index_values(instr, s).reshape(-1)[0]) for s in scalars]
+        if len(values) != len(limits):
+            raise UnsupportedOpError(f"{instr.name}: one start index per dimension", instr.span)
+        return [min(max(v, 0), hi) for v, hi in zip(values, limits, strict=True)]
 
     def _dynamic_slice(self, instr: Instruction, ops: list[Tensor]) -> Tensor:
         operand, scalars = ops[0], ops[1:]
@@ -219,7 +229,7 @@ class _Interpreter:
             instr, scalars, [n - s for n, s in zip(operand.shape, sizes, strict=True)]
         )
         window = tuple(slice(s, s + n) for s, n in zip(starts, sizes, strict=True))
-        index_reads = _union_all(s.provenance[()] for s in scalars)
+        index_reads = _union_all(p for s in scalars for p in s.provenance.reshape(-1))
         prov = _union2(operand.provenance[window], np.full((), index_reads, dtype=object))
         return Tensor(
             operand.values[window].copy(),
@@ -237,43 +247,11 @@ class _Interpreter:
         values[window] = update.values
         prov = operand.provenance.copy()
         prov[window] = update.provenance
-        index_reads = np.full((), _union_all(s.provenance[()] for s in scalars), dtype=object)
+        index_reads = np.full(
+            (), _union_all(p for s in scalars for p in s.provenance.reshape(-1)), dtype=object
+        )
         prov = np.asarray(_union2(prov, index_reads), dtype=object).reshape(operand.shape)
         return Tensor(values, prov, operand.known and update.known)
-
-    def _gather(self, instr: Instruction, ops: list[Tensor]) -> Tensor:
-        operand, indices = ops
-        dn = instr.gather_dimension_numbers
-        if dn.operand_batching_dims:
-            raise UnsupportedOpError(
-                "the oracle does not interpret gather with batching dims", instr.span
-            )
-        sizes = instr.gather_slice_sizes or ()
-        index_values = self._index_values(instr, indices)
-        index_prov = indices.provenance
-        if dn.index_vector_dim == index_values.ndim:
-            index_values = index_values[..., None]
-            index_prov = index_prov[..., None]
-        out_dims = instr.shape.dims
-        batch_dims = [d for d in range(len(out_dims)) if d not in dn.offset_dims]
-        window_dims = [d for d in range(operand.values.ndim) if d not in dn.collapsed_slice_dims]
-        values = np.zeros(out_dims, dtype=operand.values.dtype)
-        prov = np.empty(out_dims, dtype=object)
-        ivd = dn.index_vector_dim
-        for out in np.ndindex(*out_dims):
-            batch = [out[d] for d in batch_dims]
-            lead, tail = tuple(batch[:ivd]), tuple(batch[ivd:])
-            start = [0] * operand.values.ndim
-            reads: set[Tag] = set()
-            for k, d in enumerate(dn.start_index_map):
-                start[d] = int(index_values[(*lead, k, *tail)])
-                reads |= index_prov[(*lead, k, *tail)]
-            full = [min(max(s, 0), operand.shape[d] - sizes[d]) for d, s in enumerate(start)]
-            for d, out_d in zip(window_dims, dn.offset_dims, strict=True):
-                full[d] += out[out_d]
-            values[out] = operand.values[tuple(full)]
-            prov[out] = frozenset(reads) | operand.provenance[tuple(full)]
-        return Tensor(values, prov, operand.known)
 
     # -- combining ops ------------------------------------------------------------
     def _reduce(self, instr: Instruction, ops: list[Tensor]) -> Value:
@@ -394,25 +372,25 @@ class _Interpreter:
         return Tensor(np.zeros(out_dims, dtype=_dtype(instr.shape)), prov, known=False)
 
     def _sort(self, instr: Instruction, ops: list[Tensor]) -> Value:
+        # Output j is operand j permuted along the axis; the permutation depends on the
+        # operands the comparator looks at (its parameters 2i and 2i + 1 are operand i).
         axis = (instr.dimensions or (0,))[0]
-        prov = ops[0].provenance
-        for o in ops[1:]:
-            prov = _union(prov, o.provenance)
-        along = (
-            np.apply_along_axis(
+        comparator = self._body(instr, "to_apply")
+        compared = {p.parameter_number // 2 for p in _reached_parameters(comparator)}
+
+        def along(prov: np.ndarray) -> np.ndarray:
+            if not prov.size:
+                return prov
+            return np.apply_along_axis(
                 lambda row: np.full(len(row), _union_all(row), dtype=object), axis, prov
             )
-            if prov.size
-            else prov
-        )
-        outputs = [
-            Tensor(
-                np.zeros(o.shape, dtype=o.values.dtype),
-                np.asarray(along, dtype=object).copy(),
-                known=False,
+
+        outputs = []
+        for j, o in enumerate(ops):
+            used = [ops[i].provenance for i in sorted(compared | {j})]
+            outputs.append(
+                Tensor(np.zeros(o.shape, dtype=o.values.dtype), along(_union(*used)), known=False)
             )
-            for o in ops
-        ]
         return tuple(outputs) if instr.shape.is_tuple else outputs[0]
 
     # -- control flow ----------------------------------------------------------------
@@ -576,3 +554,19 @@ def oracle_relation(
             if operand == operand_index and (operand_leaf is None or leaf == operand_leaf):
                 out.add((tuple(int(i) for i in index), source))
     return out
+
+
+def _reached_parameters(comp: Computation) -> list[Instruction]:
+    """The parameters the root of ``comp`` depends on."""
+    seen: set[int] = set()
+    stack = [comp.root] if comp.root is not None else []
+    found = []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.opcode == "parameter":
+            found.append(node)
+        stack.extend(node.operands)
+    return found

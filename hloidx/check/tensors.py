@@ -167,7 +167,10 @@ _UNARY = {
     "floor": np.floor,
     "ceil": np.ceil,
     "cosine": np.cos,
+    "cos": np.cos,
     "sine": np.sin,
+    "sin": np.sin,
+    "exp": np.exp,
     "tan": np.tan,
     "logistic": lambda x: 1 / (1 + np.exp(-x)),
     "exponential-minus-one": np.expm1,
@@ -233,7 +236,7 @@ def _elementwise_values(instr: Instruction, args: list[np.ndarray]) -> np.ndarra
                 return (
                     (args[0] == 0).astype(np.int64)
                     if instr.shape.element_type == "pred"
-                    else ~args[0]
+                    else (~args[0] if args[0].dtype.kind in "iu" else None)
                 )
             fn = _UNARY[op]
             return None if fn is None else np.asarray(fn(args[0])).astype(_dtype(instr.shape))

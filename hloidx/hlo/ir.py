@@ -174,6 +174,8 @@ CALL_ATTRIBUTES = (
     "branch_computations",
     "true_computation",
     "false_computation",
+    "select",  # select-and-scatter's selector and combiner
+    "scatter",
 )
 
 #: Attributes that never change indexing (left out of structural cache keys).
