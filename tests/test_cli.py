@@ -120,7 +120,13 @@ def test_maps_text_and_json(runner, tmp_path):
         "utilization",
         "runtime_variables",
         "verdicts",
+        "output_to_input_verdicts",
+        "input_to_output_verdicts",
+        "status",
+        "notes",
     }
+    assert operand["status"] == "exact"
+    assert operand["output_to_input_verdicts"] == ["proved"]
     assert operand["utilization"] == {"distinct": 1.0, "reads": 10.0, "kind": "exact"}
     assert operand["exact"] is True
     assert set(doc["instructions"][0]) == {

@@ -40,38 +40,48 @@ def render_instruction(
         title = Text(f"  operand {op.index}: ", style="bold")
         title.append(op.name)
         title.append(f"  {op.shape}", style="dim")
-        if op.exact is not None:
-            title.append(
-                "  exact" if op.exact else "  over-approximation",
-                style="green" if op.exact else "yellow",
-            )
+        status = op.status
+        if status:
+            title.append(f"  {status}", style=_STATUS_STYLE.get(status, "yellow"))
         if op.utilization is not None:
             u = op.utilization
-            title.append(
-                f"  utilization: distinct {u.distinct:.4g}, reads {u.reads:.4g} ({u.kind})",
-                style="magenta",
-            )
+            if u.is_unknown:
+                title.append("  utilization: unknown", style="magenta")
+            else:
+                title.append(
+                    f"  utilization: distinct {u.distinct:.4g}, reads {u.reads:.4g} ({u.kind})",
+                    style="magenta",
+                )
         console.print(title)
-        for label, maps in (
-            ("output→input", op.output_to_input),
-            ("input→output", op.input_to_output),
+        if op.is_undefined:
+            for note in op.notes:
+                if note not in ins.notes:
+                    console.print(Text("    " + note, style="yellow"))
+        for label, maps, verdicts in (
+            ("output→input", op.output_to_input, op.output_to_input_verdicts),
+            ("input→output", op.input_to_output, op.input_to_output_verdicts),
         ):
-            for m in maps:
+            for k, m in enumerate(maps):
                 line = Text(f"    {label}: ", style="dim")
                 line.append(format_map(m, spelling))
+                verdict = verdicts[k] if k < len(verdicts) else None
+                if verdict is not None:
+                    text = verdict_label(verdict)
+                    line.append("   verified: ", style="dim")
+                    line.append(text, style=_verdict_style(text))
                 console.print(line)
         for name, _, m, producer in op.runtime_vars:
             line = Text(f"    {name}: {producer}; ", style="dim")
             line.append(format_map(m, spelling))
             console.print(line)
-        if op.verdicts:
-            line = Text("    verified: ", style="dim")
-            for k, v in enumerate(op.verdicts):
-                label = verdict_label(v)
-                if k:
-                    line.append(", ")
-                line.append(label, style=_verdict_style(label))
-            console.print(line)
+
+
+_STATUS_STYLE = {
+    "exact": "green",
+    "never read": "green",
+    "over-approximation": "yellow",
+    "unknown": "bold yellow",
+}
 
 
 def render_module(console: Console, analysis: ModuleAnalysis, spelling: str = "floordiv") -> None:
@@ -123,12 +133,8 @@ def render_chain(console: Console, doc: dict[str, Any]) -> None:
                 style="magenta",
             )
         )
-    console.print(
-        Text(
-            "  exact" if doc["exact"] else "  over-approximation",
-            style="green" if doc["exact"] else "yellow",
-        )
-    )
+    status = doc.get("status") or ("exact" if doc["exact"] else "over-approximation")
+    console.print(Text("  " + status, style=_STATUS_STYLE.get(status, "yellow")))
     for note in doc.get("notes", []):
         console.print(Text("  " + note, style="yellow"))
     for k, path in enumerate(doc.get("paths", [])):

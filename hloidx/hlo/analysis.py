@@ -20,7 +20,7 @@ from ..caches import memo
 from ..errors import HloidxError, UnsupportedOpError
 from ..maps.expr import Var, replace_vars, rt_var, variables
 from ..maps.indexing_map import IndexingMap, MapState
-from ..maps.utilization import Utilization, utilization
+from ..maps.utilization import UNKNOWN, Utilization, utilization
 from .ir import INDEXING_IRRELEVANT_ATTRIBUTES, Computation, HloModule, Instruction, Shape
 from .op_rules import IndexingTable, OperandIndexing, RuntimeVar
 
@@ -36,7 +36,41 @@ class OperandAnalysis:
     utilization: Utilization | None = None
     #: (name, producer name, map from the output index to the producer's, producer as text)
     runtime_vars: list[tuple[str, str, IndexingMap, str]] = field(default_factory=list)
-    verdicts: list[Any] = field(default_factory=list)  # equivalence.Verdict
+    #: why a map is UNDEFINED or inexact (e.g. "through cc: no output-to-input rule ...")
+    notes: list[str] = field(default_factory=list)
+    #: one verdict per printed map (None for UNDEFINED / KNOWN EMPTY: nothing was simplified)
+    output_to_input_verdicts: list[Any] = field(default_factory=list)
+    input_to_output_verdicts: list[Any] = field(default_factory=list)
+
+    @property
+    def verdicts(self) -> list[Any]:
+        """Every verdict of this operand's maps (equivalence.Verdict), in print order."""
+        return [
+            v
+            for v in (*self.output_to_input_verdicts, *self.input_to_output_verdicts)
+            if v is not None
+        ]
+
+    @property
+    def is_undefined(self) -> bool:
+        return any(m.is_undefined for m in (*self.output_to_input, *self.input_to_output))
+
+    @property
+    def is_known_empty(self) -> bool:
+        maps = self.output_to_input or self.input_to_output
+        return bool(maps) and all(m.is_known_empty for m in maps)
+
+    @property
+    def status(self) -> str:
+        """``unknown`` (a map is UNDEFINED), ``never read`` (KNOWN EMPTY), ``exact`` or
+        ``over-approximation``; None before any rule ran."""
+        if self.is_undefined:
+            return "unknown"
+        if self.exact is None:
+            return ""
+        if self.is_known_empty:
+            return "never read"
+        return "exact" if self.exact else "over-approximation"
 
 
 @dataclass
@@ -225,26 +259,57 @@ def _cell_maps(
     return out
 
 
+_VERDICT_RANK = {"refuted": 3, "sampled": 2, "exhaustive": 1, "proved": 0}
+
+
+def _worst(a: Any, b: Any) -> Any:
+    """Of two verdicts for one printed map, the weaker claim (refuted beats everything)."""
+    if a is None:
+        return b
+    rank = _VERDICT_RANK.get
+    return b if rank(getattr(b, "kind", ""), 0) > rank(getattr(a, "kind", ""), 0) else a
+
+
 def _process(
     items: list[tuple[IndexingMap, tuple[RuntimeVar, ...]]],
     options: AnalysisOptions,
     verdicts: list[Any],
 ) -> tuple[list[IndexingMap], list[tuple[RuntimeVar, ...]]]:
-    """Simplify and verify each map; returns the distinct results and their runtime variables."""
+    """Simplify and verify each map; returns the distinct results and their runtime variables,
+    and fills ``verdicts`` with one verdict per distinct result (None where nothing was
+    simplified: UNDEFINED and KNOWN EMPTY maps, or --no-verify)."""
     if not options.simplify:
+        verdicts.extend(None for _ in items)
         return [m for m, _ in items], [rts for _, rts in items]
     out: list[IndexingMap] = []
     described: list[tuple[RuntimeVar, ...]] = []
-    seen: set[IndexingMap] = set()
+    position: dict[IndexingMap, int] = {}
     for m, rts in items:
-        s, rts = drop_unused_runtime_vars(simplify_map(m), rts)
-        if options.verify:
-            verdicts.append(verify_maps(m, s))
-        if s not in seen:
-            seen.add(s)
-            out.append(s)
-            described.append(rts)
+        if m.is_undefined or m.is_known_empty:
+            s, verdict = m, None
+        else:
+            s, rts = drop_unused_runtime_vars(simplify_map(m), rts)
+            verdict = verify_maps(m, s) if options.verify else None
+        if s in position:
+            k = position[s]
+            verdicts[k] = _worst(verdicts[k], verdict)
+            continue
+        position[s] = len(out)
+        out.append(s)
+        described.append(rts)
+        verdicts.append(verdict)
     return out, described
+
+
+def _mark_unknown(operand: OperandAnalysis, why: str, direction: str, instr: Instruction) -> None:
+    """An operand of an op without a rule: read somehow, but hloidx cannot say how."""
+    getattr(operand, direction).append(IndexingMap.undefined())
+    getattr(operand, f"{direction}_verdicts").append(None)
+    operand.exact = False
+    if why not in operand.notes:
+        operand.notes.append(why)
+    if direction == "output_to_input" and instr.operands[operand.index].shape.is_array:
+        operand.utilization = UNKNOWN
 
 
 def analyze_instruction(
@@ -263,11 +328,13 @@ def analyze_instruction(
     o2i_rule, i2o_rule = _rules_for(instr)
 
     o2i: IndexingTable | None = None
+    no_rule: str | None = None  # the op has no rule: its operands are UNDEFINED
     if options.direction in ("o2i", "both"):
         try:
             o2i = cache.table(instr, "o2i", o2i_rule)
         except UnsupportedOpError as error:
             result.notes.append(error.message)
+            no_rule = error.message
         except HloidxError as error:
             result.notes.append(f"error: {error.message}")
         except Exception as error:
@@ -281,6 +348,7 @@ def analyze_instruction(
         except UnsupportedOpError as error:
             if o2i is not None or options.direction == "i2o":
                 result.notes.append(error.message)
+            no_rule = no_rule or error.message
         except HloidxError as error:
             result.notes.append(f"error: {error.message}")
         except Exception as error:
@@ -291,11 +359,21 @@ def analyze_instruction(
 
     for operand in result.operands:
         i = operand.index
+        if o2i is None and options.direction in ("o2i", "both") and no_rule is not None:
+            _mark_unknown(operand, no_rule, "output_to_input", instr)
+        if i2o is None and options.direction in ("i2o", "both") and no_rule is not None:
+            _mark_unknown(operand, no_rule, "input_to_output", instr)
         try:
             if o2i is not None:
                 cells = [row[i] for row in o2i if i < len(row)]
                 operand.exact = all(c.exact for c in cells)
-                maps, described = _process(_cell_maps(cells), options, operand.verdicts)
+                maps, described = _process(
+                    _cell_maps(cells), options, operand.output_to_input_verdicts
+                )
+                if any(m.is_undefined for m in maps):
+                    operand.exact = False
+                for cell in cells:
+                    operand.notes.extend(n for n in cell.notes if n not in operand.notes)
                 operand.output_to_input = maps
                 # One list per operand: that of the first map with runtime variables (the maps
                 # of one op share them; composed maps each list their own in --tree).
@@ -309,9 +387,13 @@ def analyze_instruction(
                     operand.utilization = utilization(maps, dims)
             if i2o is not None and i < len(i2o):
                 cells = list(i2o[i])
-                operand.input_to_output, _ = _process(_cell_maps(cells), options, operand.verdicts)
+                operand.input_to_output, _ = _process(
+                    _cell_maps(cells), options, operand.input_to_output_verdicts
+                )
                 if o2i is None:
                     operand.exact = all(c.exact for c in cells)
+                if any(m.is_undefined for m in operand.input_to_output):
+                    operand.exact = False
         except HloidxError as error:
             result.notes.append(f"operand {i}: error: {error.message}")
         except Exception as error:

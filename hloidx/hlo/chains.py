@@ -53,6 +53,9 @@ def chain_report(
         "to": producer.name,
         "maps": [format_map(m, spelling) for m in maps] or ["UNDEFINED"],
         "exact": all(t.exact for t in reached.maps) and not reached.unknown,
+        "status": "unknown"
+        if reached.unknown or any(m.is_undefined for m in maps)
+        else ("exact" if all(t.exact for t in reached.maps) else "over-approximation"),
         "utilization": util.to_json() if util else None,
         "paths": [
             [

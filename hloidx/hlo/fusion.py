@@ -96,6 +96,14 @@ def grouped_output_to_input(
     result: dict[Instruction, Reached] = {}
     for instr in _topological_from(start):
         record_here = result.setdefault(instr, Reached())
+        if record_here.unknown and instr is not stop_at and instr.opcode != "parameter":
+            # What an instruction of unknown indexing reads is unknown, and so is everything
+            # that instruction reads in turn: the path is lost all the way down.
+            note = record_here.unknown[0]
+            for operand in instr.operands:
+                lost = result.setdefault(operand, Reached()).unknown
+                if note not in lost:
+                    lost.append(note)
         for out_id in range(_tuple_leaf_count(instr)):
             incoming = reached.pop((id(instr), out_id), None)
             if not incoming:
@@ -316,6 +324,10 @@ def _outputs(comp: Computation) -> list[Instruction]:
     return [root]
 
 
+#: a parameter no path reaches, or reached only through provably empty maps: never read
+_NEVER_READ = OperandIndexing((IndexingMap.known_empty(),), exact=True)
+
+
 def _cell(reached: Reached | None, exact_default: bool = True) -> OperandIndexing:
     if reached is None or reached.unknown:
         # A path we cannot follow may read anything: the known maps alone would be unsound.
@@ -355,7 +367,7 @@ def _computation_o2i(comp: Computation, num_operands: int, record: bool = False)
             r = reached.get(p) if p is not None else None
             if r is None:
                 r = Reached()  # the output does not read this operand at all
-            row.append(_cell(r) if (r.maps or r.unknown) else OperandIndexing((), exact=True))
+            row.append(_cell(r) if (r.maps or r.unknown) else _NEVER_READ)
         table.append(row)
     return table
 
@@ -387,7 +399,7 @@ def _computation_i2o(comp: Computation, num_operands: int) -> IndexingTable:
             [
                 _cell(reached[id(o)])
                 if (reached[id(o)].maps or reached[id(o)].unknown)
-                else OperandIndexing((), exact=True)
+                else _NEVER_READ
                 for o in outputs
             ]
         )

@@ -40,7 +40,15 @@ def operand_to_json(op: OperandAnalysis, spelling: str = "floordiv") -> dict[str
         "shape": op.shape,
         "output_to_input": [format_map(m, spelling) for m in op.output_to_input] or ["UNDEFINED"],
         "input_to_output": [format_map(m, spelling) for m in op.input_to_output] or ["UNDEFINED"],
-        "exact": bool(op.exact) if op.exact is not None else False,
+        "output_to_input_verdicts": [
+            verdict_label(v) if v is not None else None for v in op.output_to_input_verdicts
+        ],
+        "input_to_output_verdicts": [
+            verdict_label(v) if v is not None else None for v in op.input_to_output_verdicts
+        ],
+        "exact": bool(op.exact) and not op.is_undefined if op.exact is not None else False,
+        "status": op.status or None,
+        "notes": list(op.notes),
         "utilization": op.utilization.to_json() if op.utilization is not None else None,
         "runtime_variables": [
             {"name": name, "producer": producer, "map": format_map(m, spelling)}

@@ -39,15 +39,22 @@ _SAFE = 2**62
 
 @dataclass(frozen=True)
 class Utilization:
-    distinct: float
-    reads: float
-    kind: str  # "exact" | "estimate" | "upper_bound"
+    distinct: float | None  # None when unknown
+    reads: float | None
+    kind: str  # "exact" | "estimate" | "upper_bound" | "unknown"
+
+    @property
+    def is_unknown(self) -> bool:
+        return self.kind == "unknown"
 
     def to_json(self) -> dict[str, object]:
         return {"distinct": self.distinct, "reads": self.reads, "kind": self.kind}
 
 
-_RANK = {"exact": 0, "estimate": 1, "upper_bound": 2}
+_RANK = {"exact": 0, "estimate": 1, "upper_bound": 2, "unknown": 3}
+
+#: an operand read through a map hloidx cannot give (UNDEFINED): nothing can be counted
+UNKNOWN = Utilization(None, None, "unknown")
 
 
 def _worse(a: str, b: str) -> str:
@@ -304,7 +311,7 @@ def _utilization(
 ) -> Utilization | None:
     live = [m for m in maps if not m.is_known_empty]
     if any(m.is_undefined for m in maps):
-        return None
+        return UNKNOWN
     size = prod(operand_dims)
     if size == 0:
         return Utilization(0.0, 0.0, "exact")
