@@ -67,11 +67,15 @@ def clear_caches() -> None:
     _clear()
 
 
-def parse_hlo(text: str, name: str = "<string>") -> HloModule:
-    """Parse HLO text (a module, a computation or a bare list of instructions)."""
+def parse_hlo(text: str, name: str = "<string>", *, verify: bool = True) -> HloModule:
+    """Parse HLO text (a module, a computation or a bare list of instructions).
+
+    With ``verify`` (the default) a shape or opcode XLA would reject is a located error too;
+    ``verify=False`` checks the syntax only.
+    """
     from .hlo.syntax import parse_hlo as _parse
 
-    return _parse(text, name)
+    return _parse(text, name, verify=verify)
 
 
 def analyze(module: HloModule, **options: Any) -> Any:

@@ -226,8 +226,8 @@ f {
   p1 = f32[2,2] parameter(1)
   z = f32[] constant(0)
   c = f32[5,2] concatenate(p0, p1), dimensions={0}
-  p = f32[11,4] pad(c, z), padding=1_0_1x1_1
-  ROOT s = f32[5,4] slice(p), slice={[1:11:2], [0:4]}
+  p = f32[10,4] pad(c, z), padding=1_0_1x1_1
+  ROOT s = f32[5,4] slice(p), slice={[1:10:2], [0:4]}
 }
 ENTRY e {
   p0 = f32[3,2] parameter(0)

@@ -761,7 +761,8 @@ def test_corpus_instructions_have_well_formed_maps(name) -> None:
     ],
 )
 def test_bad_instructions_raise_located_errors(text, message) -> None:
-    instr = root_of(f"HloModule m\nENTRY e {{\n{text}\n}}")
+    # Syntax-only parsing: the rules must reject these themselves, with a location.
+    instr = hloidx.parse_hlo(f"HloModule m\nENTRY e {{\n{text}\n}}", verify=False).entry.root
     with pytest.raises(HloSemanticError, match=message) as error:
         output_to_input(instr)
     assert error.value.span is not None

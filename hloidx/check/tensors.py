@@ -184,6 +184,7 @@ _UNARY = {
     "not": None,
     "popcnt": None,
     "clz": None,
+    "count-leading-zeros": None,
     "real": lambda x: x,
     "imag": None,
     "reduce-precision": lambda x: x,

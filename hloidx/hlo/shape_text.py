@@ -49,7 +49,7 @@ def _parse_shape_uncached(text: str) -> Shape:
     key, text = text, text.rstrip()  # the token carries the whitespace after it
     open_at = text.index("[")
     close_at = text.index("]", open_at)
-    element_type = text[:open_at]
+    element_type = text[:open_at].rstrip()  # XLA also reads `s32 [5696,10,4]`
     dims: list[int] = []
     dynamic: list[bool] = []
     body = text[open_at + 1 : close_at].strip()

@@ -34,11 +34,14 @@ from .hlo_builder import (
     SNIPPET_COMPUTATION,
     _assemble,
     _Builder,
+    _drop,
+    _drop_callers,
     _Header,
     _parser,
     _Pending,
 )
 from .ir import Computation, HloModule, Instruction
+from .shape_check import check_module
 from .shape_text import parse_shape
 from .syntax_errors import _convert
 
@@ -123,11 +126,12 @@ def _parse_exactly(lark: Lark, text: str, start: str, source: Source, base: int)
         raise _convert(error, source, base, text) from None
 
 
-def parse_hlo(text: str, name: str = "<string>") -> HloModule:
+def parse_hlo(text: str, name: str = "<string>", *, verify: bool = True) -> HloModule:
     """Parse HLO text: a module, a single computation or a bare list of instructions.
 
     Raises :class:`HloSyntaxError` (malformed text) or :class:`HloSemanticError` (an unknown
-    operand, two ROOTs, ...), located at the offending token.
+    operand, two ROOTs, and with ``verify`` a shape or opcode XLA would reject), located at
+    the offending token. ``verify=False`` checks the syntax only.
     """
     source = Source(name, text)
     with _LOCK:
@@ -135,6 +139,8 @@ def parse_hlo(text: str, name: str = "<string>") -> HloModule:
         errors = list(builder.errors)
         module = _assemble(header, body.computations, body.is_snippet, source, builder, errors)
         builder.pending = {}
+    if verify and not errors:
+        _check_shapes(module, errors, drop=False)
     if errors:
         raise min(errors, key=lambda e: e.span.start if e.span else -1)  # the first in the text
     return module
@@ -145,7 +151,7 @@ def parse_hlo(text: str, name: str = "<string>") -> HloModule:
 # `name = shape ...` at the start of a line; the shape check keeps attribute lines such as
 # `  left_side=true,` (XLA's tests split long instructions) from looking like instructions.
 _INSTRUCTION_START = re.compile(
-    r"^[ \t]*(?:ROOT[ \t]+)?%?[A-Za-z_][\w.\-]*[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*\[)",
+    r"^[ \t]*(?:ROOT[ \t]+)?%?[A-Za-z_][\w.\-]*[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*[ \t]*\[)",
     re.MULTILINE,
 )
 _CONTINUED = re.compile(r",[ \t\r\n]*\Z")
@@ -168,7 +174,7 @@ def _instruction_starts(text: str, begin: int, stop: int) -> list[int]:
 
 
 def parse_hlo_lenient(
-    text: str, name: str = "<string>"
+    text: str, name: str = "<string>", *, verify: bool = True
 ) -> tuple[HloModule | None, list[HloidxError]]:
     """Parse what can be parsed; return the module (or None) and every error found.
 
@@ -186,6 +192,8 @@ def parse_hlo_lenient(
             # parse's error is kept only when no piece holds it (say, text between computations).
             if not any(isinstance(e, HloSyntaxError) for e in errors):
                 errors.insert(0, first)
+            if module is not None and verify:
+                _check_shapes(module, errors, drop=True)
             errors.sort(key=lambda e: e.span.start if e.span else -1)
             return module, errors
         errors = list(builder.errors)
@@ -199,7 +207,30 @@ def parse_hlo_lenient(
             drop_unresolved=True,
         )
         builder.pending = {}
+    if verify:
+        _check_shapes(module, errors, drop=True)
+        errors.sort(key=lambda e: e.span.start if e.span else -1)
     return module, errors
+
+
+def _check_shapes(module: HloModule, errors: list[HloidxError], drop: bool) -> None:
+    """XLA's shape rules (:mod:`.shape_check`): each violation is a located error; with
+    ``drop``, the instruction and everything that depends on it leave the module."""
+    found = check_module(module)
+    errors.extend(error for _, error in found)
+    if not drop or not found:
+        return
+    broken: dict[str, set[Instruction]] = {}
+    for instr, _ in found:
+        if instr.computation is not None:
+            broken.setdefault(instr.computation.name, set()).add(instr)
+    rootless = set()
+    for name, instructions in broken.items():
+        dropped = _drop(module.computations[name], instructions)
+        if any(i.is_root for i in dropped):
+            rootless.add(name)
+    if rootless:
+        _drop_callers(module, rootless)
 
 
 def _computation_blocks(text: str) -> list[tuple[str, bool, int, int, int]]:

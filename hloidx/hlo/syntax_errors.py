@@ -167,7 +167,7 @@ def _describe_token(token: Token) -> str:
     return repr(text)
 
 
-_ELEMENT_TYPE_AT = re.compile(r"([a-z][a-z0-9]*)\[")
+_ELEMENT_TYPE_AT = re.compile(r"([a-z][a-z0-9]*)[ \t]*\[")
 
 
 _KEY_AT = re.compile(r"\s*,\s*([A-Za-z_][\w.\-]*)\s*=")

@@ -37,6 +37,7 @@ ELEMENTWISE = (
     "ceil",
     "clamp",
     "clz",
+    "count-leading-zeros",
     "compare",
     "complex",
     "convert",
