@@ -366,13 +366,24 @@ def mul(lhs: Expr | int, rhs: Expr | int) -> Expr:
 
 
 def _checked_divisor(divisor: Expr, what: str) -> Expr:
-    if type(divisor) is Const and divisor.value <= 0:
-        raise DomainError(f"{what} by {divisor.value}: a constant divisor must be positive")
+    if type(divisor) is Const and divisor.value == 0:
+        raise DomainError(f"{what} by 0: a constant divisor cannot be zero")
     return divisor
+
+
+def _negated(x: Expr) -> Expr:
+    return mul(x, -1)
+
+
+# XLA's map language admits negative constant divisors (`s0 floordiv -3`). With floor
+# semantics they reduce to positive ones, so every rule downstream sees a positive divisor:
+#   x floordiv -c = (-x) floordiv c,   x ceildiv -c = (-x) ceildiv c,   x mod -c = -((-x) mod c)
 
 
 def floordiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
     lhs, rhs = as_expr(lhs), _checked_divisor(as_expr(rhs), "floordiv")
+    if type(rhs) is Const and rhs.value < 0:
+        return floordiv(_negated(lhs), -rhs.value)
     if type(rhs) is Const:
         if rhs.value == 1:
             return lhs
@@ -383,6 +394,8 @@ def floordiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
 
 def ceildiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
     lhs, rhs = as_expr(lhs), _checked_divisor(as_expr(rhs), "ceildiv")
+    if type(rhs) is Const and rhs.value < 0:
+        return ceildiv(_negated(lhs), -rhs.value)
     if type(rhs) is Const:
         if rhs.value == 1:
             return lhs
@@ -393,6 +406,8 @@ def ceildiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
 
 def mod(lhs: Expr | int, rhs: Expr | int) -> Expr:
     lhs, rhs = as_expr(lhs), _checked_divisor(as_expr(rhs), "mod")
+    if type(rhs) is Const and rhs.value < 0:
+        return _negated(mod(_negated(lhs), -rhs.value))
     if type(rhs) is Const:
         if rhs.value == 1:
             return ZERO
