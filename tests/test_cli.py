@@ -124,6 +124,7 @@ def test_maps_text_and_json(runner, tmp_path):
         "input_to_output_verdicts",
         "status",
         "notes",
+        "tuple_element",
     }
     assert operand["status"] == "exact"
     assert operand["output_to_input_verdicts"] == ["proved"]

@@ -216,3 +216,105 @@ def test_corpus_walk_finds_operands_behind_unknown_ops() -> None:
     # cc itself, inside the fused computation, and the fusion's two operands
     assert [(name, k) for name, k, _ in found] == [("cc", 0), ("cc", 1), ("f", 0), ("f", 1)]
     assert all(operand.status == "unknown" for _, _, operand in found)
+
+
+# ---------------------------------------------------------------------------
+# Tuple-shaped values: a path uses exactly the element it reads
+# ---------------------------------------------------------------------------
+
+ASYNC_ALL_GATHER = """HloModule m, replica_count=8
+ENTRY e {
+  arg0 = f32[8,16] parameter(0)
+  ags = (f32[8,16], f32[64,16]) all-gather-start(arg0), dimensions={0}, replica_groups={{0,1,2,3,4,5,6,7}}
+  ROOT r = f32[64,16] all-gather-done(ags)
+}
+"""
+
+
+def test_done_reads_the_gathered_element_of_its_start(tmp_path) -> None:
+    path = tmp_path / "m.hlo"
+    path.write_text(ASYNC_ALL_GATHER)
+    result = CliRunner().invoke(
+        cli, ["maps", str(path), "--from", "r", "--to", "arg0", "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["maps"] == ["(d0, d1) -> (d0 mod 8, d1), domain: d0 in [0, 63], d1 in [0, 15]"]
+    assert doc["replica_id_maps"] == [
+        "(d0, d1) -> (d0 floordiv 8), domain: d0 in [0, 63], d1 in [0, 15]"
+    ]
+    # the synchronous all-gather reads the same
+    sync = hloidx.parse_hlo(
+        ASYNC_ALL_GATHER.replace(
+            "ags = (f32[8,16], f32[64,16]) all-gather-start(arg0)",
+            "ags = f32[64,16] all-gather(arg0)",
+        ).replace("ROOT r = f32[64,16] all-gather-done(ags)", "ROOT r = f32[64,16] negate(ags)")
+    )
+    (cell,) = op_rules.output_to_input(sync.entry.by_name["ags"])[0]
+    assert [str(m) for m in cell.maps] == [
+        "(d0, d1) -> (d0 mod 8, d1), domain: d0 in [0, 63], d1 in [0, 15]"
+    ]
+
+
+def _leaf_dims(shape) -> list[tuple[int, ...]]:
+    return [s.dims for s in shape.leaves()]
+
+
+@pytest.mark.parametrize("path", _corpus_files(), ids=lambda p: p.name)
+def test_every_map_lives_in_the_shape_of_its_value(path) -> None:
+    """An output-to-input map's domain lies in the shape of an output of its instruction (XLA
+    narrows it where only part of the output reads the operand, e.g. concatenate); an
+    input-to-output map's lies in the shape of the operand, or of the element it reads."""
+    module = hloidx.parse_hlo(path.read_text(), path.name)
+    for ins in hloidx.analyze(module, verify=False).instructions:
+        instr = ins.instruction
+        outputs = _leaf_dims(instr.shape)
+        for op in ins.operands:
+            operand = instr.operands[op.index]
+            leaves = _leaf_dims(operand.shape)
+            inputs = [leaves[op.element]] if op.element is not None else leaves
+            for direction, maps, allowed in (
+                ("output_to_input", op.output_to_input, outputs),
+                ("input_to_output", op.input_to_output, inputs),
+            ):
+                for m in maps:
+                    if m.is_undefined or m.is_known_empty:
+                        continue
+                    assert any(_inside(m, dims) for dims in allowed), (
+                        ins.name,
+                        op.index,
+                        direction,
+                        str(m),
+                        allowed,
+                    )
+
+
+def _inside(m, dims: tuple[int, ...]) -> bool:
+    return len(m.dim_vars) == len(dims) and all(
+        v.bounds.lower >= 0 and v.bounds.upper < n for v, n in zip(m.dim_vars, dims, strict=True)
+    )
+
+
+def test_domain_check_catches_a_map_outside_its_value() -> None:
+    # the check above must be able to fail
+    wrong = hloidx.parse_map("(d0, d1) -> (d0, d1), domain: d0 in [0, 63], d1 in [0, 15]")
+    assert not _inside(wrong, (8, 16))
+    assert _inside(wrong, (64, 16))
+
+
+def test_async_pair_agrees_with_the_interpreter() -> None:
+    # what the composed maps say r reads of arg0 is what running the pair reads (the pair
+    # wrapped in a call, so that the interpreter runs it from the call's operand)
+    from hloidx.hlo.chains import chain_maps
+    from hloidx.maps.domain import relation
+
+    body = ASYNC_ALL_GATHER.replace("HloModule m, replica_count=8\nENTRY e {", "pair {")
+    wrapped = hloidx.parse_hlo(
+        "HloModule m, replica_count=8\n" + body + "ENTRY e {\n  x = f32[8,16] parameter(0)\n"
+        "  ROOT c = f32[64,16] call(x), to_apply=pair\n}\n"
+    )
+    _, _, reached = chain_maps(hloidx.parse_hlo(ASYNC_ALL_GATHER), "r", "arg0")
+    composed = set()
+    for t in reached.maps:
+        composed |= relation(t.map)
+    assert composed == oracle_relation(wrapped.entry.root, 0)

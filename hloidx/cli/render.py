@@ -133,6 +133,9 @@ def render_chain(console: Console, doc: dict[str, Any]) -> None:
                 style="magenta",
             )
         )
+    for replica in doc.get("replica_id_maps") or []:
+        if replica is not None:
+            console.print(Text("  read on the replica at group position " + replica, style="dim"))
     status = doc.get("status") or ("exact" if doc["exact"] else "over-approximation")
     console.print(Text("  " + status, style=_STATUS_STYLE.get(status, "yellow")))
     for note in doc.get("notes", []):

@@ -36,6 +36,8 @@ class OperandAnalysis:
     utilization: Utilization | None = None
     #: (name, producer name, map from the output index to the producer's, producer as text)
     runtime_vars: list[tuple[str, str, IndexingMap, str]] = field(default_factory=list)
+    #: for a tuple-shaped operand: the element its maps index
+    element: int | None = None
     #: why a map is UNDEFINED or inexact (e.g. "through cc: no output-to-input rule ...")
     notes: list[str] = field(default_factory=list)
     #: one verdict per printed map (None for UNDEFINED / KNOWN EMPTY: nothing was simplified)
@@ -374,6 +376,8 @@ def analyze_instruction(
                     operand.exact = False
                 for cell in cells:
                     operand.notes.extend(n for n in cell.notes if n not in operand.notes)
+                    if cell.element is not None:
+                        operand.element = cell.element
                 operand.output_to_input = maps
                 # One list per operand: that of the first map with runtime variables (the maps
                 # of one op share them; composed maps each list their own in --tree).

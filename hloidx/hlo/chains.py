@@ -69,6 +69,11 @@ def chain_report(
             for t in reached.maps
         ],
         "notes": list(reached.unknown),
+        # collectives: output index -> group position of the replica whose data is read
+        "replica_id_maps": [
+            format_map(t.replica_id, spelling) if t.replica_id is not None else None
+            for t in reached.maps
+        ],
     }
 
 

@@ -140,7 +140,8 @@ def grouped_output_to_input(
                     for t in incoming
                     for rule_map in cell.maps
                 ]
-                bucket = reached.setdefault((id(operand), 0), [])
+                # a tuple-shaped operand is read at one element (a *-done reads its start's)
+                bucket = reached.setdefault((id(operand), cell.element or 0), [])
                 bucket.extend(produced)
                 if len(bucket) > MAX_MAPS_PER_INSTRUCTION:
                     bucket[:] = _dedupe(bucket)
@@ -286,6 +287,8 @@ def grouped_input_to_output_many(
                 if j >= len(table):
                     continue
                 for user_out, cell in enumerate(table[j]):
+                    if (cell.element or 0) != out_id:
+                        continue  # the user reads another element of this tuple
                     produced = [
                         (_compose_tracked(t, rule_map, cell, user, False), sources)
                         for t, sources in incoming
@@ -521,6 +524,7 @@ def _while_o2i(instr: Instruction) -> IndexingTable:
                         (IndexingMap.identity(out_shape.dims),),
                         exact=True,
                         notes=(f"tuple element {out_id} passes through the loop unchanged",),
+                        element=out_id,
                     )
                 ]
             )

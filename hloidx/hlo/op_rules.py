@@ -56,6 +56,9 @@ class OperandIndexing:
     #: collectives: output index -> position (in its replica group) of the replica whose
     #: copy of the operand is read (XLA's replica id map of all-gather); None otherwise
     replica_id_map: IndexingMap | None = None
+    #: for a tuple-shaped operand: the element the maps index (a *-done reads one element of
+    #: its *-start's tuple); None for an array operand, or element 0
+    element: int | None = None
 
     @staticmethod
     def of(

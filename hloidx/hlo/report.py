@@ -48,6 +48,7 @@ def operand_to_json(op: OperandAnalysis, spelling: str = "floordiv") -> dict[str
         ],
         "exact": bool(op.exact) and not op.is_undefined if op.exact is not None else False,
         "status": op.status or None,
+        "tuple_element": op.element,
         "notes": list(op.notes),
         "utilization": op.utilization.to_json() if op.utilization is not None else None,
         "runtime_variables": [

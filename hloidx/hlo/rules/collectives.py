@@ -4,6 +4,7 @@ collective-permute, reduce-scatter and all-to-all, in both directions."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ...maps.expr import Expr, dim, floordiv, mod, range_var
 from ...maps.indexing_map import IndexingMap
@@ -90,14 +91,30 @@ def all_gather_input_to_output(instr: Instruction) -> IndexingTable:
     return [[scattered]]
 
 
+#: which element of its *-start's tuple a *-done returns (negative: from the end)
+DONE_ELEMENT = {"all-gather-done": -1, "collective-permute-done": 1, "all-reduce-done": 0}
+
+
+def done_element(instr: Instruction) -> int | None:
+    """The element of the (tuple-shaped) start operand a *-done reads; None for an array."""
+    start = instr.operands[0].shape if instr.operands else None
+    if start is None or not start.is_tuple:
+        return None
+    count = len(start.tuple_shapes or ())
+    k = DONE_ELEMENT.get(instr.opcode, 0)
+    return k % count if count else None
+
+
 @output_to_input_rule("all-gather-done", "all-reduce-done", "collective-permute-done")
 def collective_done_output_to_input(instr: Instruction) -> IndexingTable:
-    return [[single(identity(instr.shape.dims))]]
+    cell = single(identity(instr.shape.dims))
+    return [[replace(cell, element=done_element(instr))]]
 
 
 @input_to_output_rule("all-gather-done", "all-reduce-done", "collective-permute-done")
 def collective_done_input_to_output(instr: Instruction) -> IndexingTable:
-    return [[single(identity(instr.shape.dims))]]
+    cell = single(identity(instr.shape.dims))
+    return [[replace(cell, element=done_element(instr))]]
 
 
 @output_to_input_rule("collective-permute", "collective-permute-start")
