@@ -67,6 +67,15 @@ def clear_caches() -> None:
     _clear()
 
 
+def register_custom_call(target: str, as_plain_op: Any) -> None:
+    """Give custom-calls to ``target`` the maps of an ordinary op: ``as_plain_op(instruction)``
+    returns the plain instruction it stands for (same operands, e.g. a ``dot`` with its
+    dimension numbers in ``attributes``). See ``hloidx.hlo.rules.custom_calls``."""
+    from .hlo.rules.custom_calls import register_custom_call as _register
+
+    _register(target, as_plain_op)
+
+
 def parse_hlo(text: str, name: str = "<string>", *, verify: bool = True) -> HloModule:
     """Parse HLO text (a module, a computation or a bare list of instructions).
 
@@ -92,6 +101,7 @@ __all__ = [
     "format_map",
     "parse_hlo",
     "parse_map",
+    "register_custom_call",
     "simplify",
     "simplify_with_rules",
     "verify",

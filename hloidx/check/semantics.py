@@ -442,6 +442,19 @@ def bitcast_convert(_interp: Any, instr: Instruction, ops: list[Tensor]) -> Tens
     return _unknown(instr, prov)
 
 
+def fft(instr: Instruction, ops: list[Tensor]) -> Tensor:
+    """An output element of a transform over the last k dimensions depends on every element of
+    its batch's input (the transform mixes them all)."""
+    (x,) = ops
+    k = len([v for v in instr.attributes.get("fft_length", "").strip("{} ").split(",") if v])
+    batch = len(x.shape) - k
+    out = instr.shape.dims
+    prov = np.empty(out, dtype=object)
+    for index in np.ndindex(*out):
+        prov[index] = _union_all(x.provenance[index[:batch]].reshape(-1))
+    return _unknown(instr, prov)
+
+
 #: which element of a *-start tuple its *-done returns
 DONE_ELEMENT = {"copy-done": 0, "collective-permute-done": 1, "all-gather-done": -1}
 
@@ -472,6 +485,7 @@ SEMANTICS: dict[str, Semantics] = {
     "topk": topk,
     "scaled-dot": scaled_dot,
     "bitcast-convert": bitcast_convert,
+    "fft": lambda interp, instr, ops: fft(instr, ops),
 }
 
 

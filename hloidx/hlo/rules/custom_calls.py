@@ -1,0 +1,193 @@
+"""Custom-calls that stand for a known op, and fft.
+
+An optimized XLA:GPU module calls cuBLAS for its matmuls: ``custom-call(lhs, rhs),
+custom_call_target="__cublas$gemm"``, with the dot dimension numbers in its ``backend_config``
+and a ``(result, workspace)`` tuple as result. The registry below maps a custom-call target to
+a function that rewrites the instruction into the plain op it stands for; the plain op's rules
+then give the maps of result element 0. A workspace element reads nothing. An unknown target
+keeps no rule: its operands stay UNDEFINED.
+
+:func:`register_custom_call` adds a target of one's own (``hloidx.register_custom_call``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+
+from ...maps.expr import dim, range_var
+from ...maps.indexing_map import IndexingMap
+from ..ir import Instruction
+from ..op_rules import (
+    IndexingTable,
+    OperandIndexing,
+    input_to_output,
+    input_to_output_rule,
+    output_to_input,
+    output_to_input_rule,
+)
+from ._common import operand_shape, single, unsupported
+
+#: target -> a function giving the plain instruction the custom-call stands for
+PlainOp = Callable[[Instruction], Instruction]
+_TARGETS: dict[str, PlainOp] = {}
+
+
+def register_custom_call(target: str, as_plain_op: PlainOp) -> None:
+    """Give custom-calls to ``target`` the maps of the plain instruction ``as_plain_op`` returns
+    (same operands, an ordinary opcode and attributes); its result is the custom-call's result,
+    or element 0 of it when the custom-call returns a tuple (a workspace reads nothing)."""
+    _TARGETS[target] = as_plain_op
+
+
+def known_targets() -> list[str]:
+    return sorted(_TARGETS)
+
+
+def _target(instr: Instruction) -> str:
+    return instr.attributes.get("custom_call_target", "").strip().strip('"')
+
+
+def _backend_config(instr: Instruction) -> dict:
+    raw = instr.attributes.get("backend_config", "").strip()
+    if raw.startswith('"'):
+        raw = json.loads(raw)  # an escaped string holding the JSON
+    try:
+        config = json.loads(raw) if raw else {}
+    except (json.JSONDecodeError, TypeError):
+        raise unsupported(instr, "its backend_config is not JSON") from None
+    return config if isinstance(config, dict) else {}
+
+
+def _plain(
+    instr: Instruction, opcode: str, attributes: dict[str, str], operands: int
+) -> Instruction:
+    result = instr.shape.tuple_shapes[0] if instr.shape.is_tuple else instr.shape
+    return replace(
+        instr,
+        opcode=opcode,
+        shape=result,
+        operands=instr.operands[:operands],
+        attributes={**instr.attributes, **attributes},
+        attribute_offsets={},
+    )
+
+
+def _dims_text(values: list) -> str:
+    return "{" + ",".join(str(int(v)) for v in values) + "}"
+
+
+def _gemm(instr: Instruction) -> Instruction:
+    """cuBLAS gemm / cuBLASLt matmul: a dot with the backend_config's dimension numbers."""
+    config = _backend_config(instr)
+    gemm = config.get("gemm_backend_config", config)
+    numbers = gemm.get("dot_dimension_numbers", {})
+    attributes = {
+        "lhs_contracting_dims": _dims_text(numbers.get("lhs_contracting_dimensions", [])),
+        "rhs_contracting_dims": _dims_text(numbers.get("rhs_contracting_dimensions", [])),
+        "lhs_batch_dims": _dims_text(numbers.get("lhs_batch_dimensions", [])),
+        "rhs_batch_dims": _dims_text(numbers.get("rhs_batch_dimensions", [])),
+    }
+    return _plain(instr, "dot", attributes, 2)
+
+
+def _convolution(instr: Instruction) -> Instruction:
+    """cuDNN forward convolution: the instruction carries window and dim_labels itself."""
+    return _plain(instr, "convolution", {}, 2)
+
+
+for _name in ("__cublas$gemm", "__cublas$lt$matmul"):
+    register_custom_call(_name, _gemm)
+for _name in ("__cudnn$convForward", "__cudnn$convBiasActivationForward"):
+    register_custom_call(_name, _convolution)
+
+
+def _results(instr: Instruction) -> int:
+    return len(instr.shape.tuple_shapes or ()) if instr.shape.is_tuple else 1
+
+
+def _plain_of(instr: Instruction) -> Instruction:
+    make = _TARGETS.get(_target(instr))
+    if make is None:
+        raise unsupported(instr, f"custom-call target {_target(instr)!r} has no rule")
+    return make(instr)
+
+
+def _gemm_extra(instr: Instruction, plain: Instruction, k: int) -> OperandIndexing:
+    """A gemm's operand beyond lhs and rhs: the C matrix (beta != 0) or a bias vector."""
+    out = plain.shape.dims
+    dims = operand_shape(instr, k).dims
+    if tuple(dims) == tuple(out):
+        return single(IndexingMap.identity(out))  # C, added at the same index
+    if len(dims) == 1 and out and dims[0] == out[-1]:
+        return single(IndexingMap.build([dim(len(out) - 1)], out))  # bias broadcast along rows
+    return OperandIndexing((IndexingMap.undefined(),), exact=False)
+
+
+@output_to_input_rule("custom-call")
+def custom_call_output_to_input(instr: Instruction) -> IndexingTable:
+    plain = _plain_of(instr)
+    row = list(output_to_input(plain)[0])
+    for k in range(len(plain.operands), len(instr.operands)):
+        row.append(_gemm_extra(instr, plain, k))
+    table: IndexingTable = [row]
+    for _ in range(1, _results(instr)):  # a workspace reads nothing
+        table.append([OperandIndexing((IndexingMap.known_empty(),)) for _ in instr.operands])
+    return table
+
+
+@input_to_output_rule("custom-call")
+def custom_call_input_to_output(instr: Instruction) -> IndexingTable:
+    plain = _plain_of(instr)
+    table = [list(r) for r in input_to_output(plain)]
+    for k in range(len(plain.operands), len(instr.operands)):
+        extra = _gemm_extra(instr, plain, k)
+        if extra.maps[0].is_undefined:
+            table.append([extra])
+            continue
+        dims = operand_shape(instr, k).dims
+        out = plain.shape.dims
+        if tuple(dims) == tuple(out):
+            table.append([single(IndexingMap.identity(dims))])
+        else:  # a bias element feeds its whole column
+            rows = [range_var(j) for j in range(len(out) - 1)]
+            table.append([single(IndexingMap.build([*rows, dim(0)], dims, list(out[:-1])))])
+    for row in table:
+        row.extend(OperandIndexing((IndexingMap.known_empty(),)) for _ in range(1, _results(instr)))
+    return table
+
+
+# ---------------------------------------------------------------------------
+# fft
+# ---------------------------------------------------------------------------
+
+
+def _fft_axes(instr: Instruction) -> int:
+    raw = instr.attributes.get("fft_length", "{}").strip("{} ")
+    count = len([x for x in raw.split(",") if x.strip()])
+    if not count:
+        raise unsupported(instr, "needs fft_length")
+    return count
+
+
+@output_to_input_rule("fft")
+def fft_output_to_input(instr: Instruction) -> IndexingTable:
+    """Every output element of a transform reads every element of the transformed (minor)
+    dimensions of its batch: FFT, IFFT, RFFT (n real in, n/2+1 out) and IRFFT alike."""
+    k = _fft_axes(instr)
+    src = operand_shape(instr, 0).dims
+    out = instr.shape.dims
+    batch = len(out) - k
+    results = [dim(d) for d in range(batch)] + [range_var(j) for j in range(k)]
+    return [[single(IndexingMap.build(results, out, list(src[batch:])))]]
+
+
+@input_to_output_rule("fft")
+def fft_input_to_output(instr: Instruction) -> IndexingTable:
+    k = _fft_axes(instr)
+    src = operand_shape(instr, 0).dims
+    out = instr.shape.dims
+    batch = len(src) - k
+    results = [dim(d) for d in range(batch)] + [range_var(j) for j in range(k)]
+    return [[single(IndexingMap.build(results, src, list(out[batch:])))]]
