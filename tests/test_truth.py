@@ -154,6 +154,11 @@ _PLUMBING = {"parameter", "tuple", "get-tuple-element", "fusion", "call"}
 
 
 def _without_rule(instr: Instruction) -> bool:
+    if instr.opcode == "custom-call":  # only the registered targets have a rule
+        from hloidx.hlo.rules.custom_calls import known_targets
+
+        target = instr.attributes.get("custom_call_target", "").strip('"')
+        return target not in known_targets()
     return instr.opcode not in _PLUMBING and not op_rules.has_output_to_input_rule(instr.opcode)
 
 
