@@ -159,3 +159,38 @@ def test_fft_reads_every_element_of_the_transformed_dimensions(operand, result, 
     for m in operand_analysis.output_to_input:
         got |= relation(m)
     assert got == oracle_relation(root, 0)
+
+
+ASYNC = """HloModule m, replica_count=2
+add { x = f32[] parameter(0)
+ y = f32[] parameter(1)
+ ROOT z = f32[] add(x, y) }
+ENTRY e {
+  p = f32[8,16] parameter(0)
+  cps = (f32[8,16], f32[8,16], u32[], u32[]) collective-permute-start(p), source_target_pairs={{0,1},{1,0}}
+  cpd = f32[8,16] collective-permute-done(cps)
+  ars = f32[8,16] all-reduce-start(cpd), replica_groups={{0,1}}, to_apply=add
+  ard = f32[8,16] all-reduce-done(ars)
+  cs = (f32[8,16], f32[8,16], u32[]) copy-start(ard)
+  ROOT cd = f32[8,16] copy-done(cs)
+}
+"""
+
+SYNC = """HloModule m, replica_count=2
+add { x = f32[] parameter(0)
+ y = f32[] parameter(1)
+ ROOT z = f32[] add(x, y) }
+ENTRY e {
+  p = f32[8,16] parameter(0)
+  cp = f32[8,16] collective-permute(p), source_target_pairs={{0,1},{1,0}}
+  ar = f32[8,16] all-reduce(cp), replica_groups={{0,1}}, to_apply=add
+  ROOT cd = f32[8,16] copy(ar)
+}
+"""
+
+
+def test_async_pairs_read_what_the_synchronous_ops_read() -> None:
+    assert _relations(ASYNC, "cd", "p") == _relations(SYNC, "cd", "p")
+    pairs, exact = _relations(ASYNC, "cd", "p")
+    assert pairs
+    assert exact

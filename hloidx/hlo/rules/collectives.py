@@ -121,20 +121,24 @@ def collective_done_input_to_output(instr: Instruction) -> IndexingTable:
 def collective_permute_output_to_input(instr: Instruction) -> IndexingTable:
     if len(instr.operands) != 1:
         raise unsupported(instr, "only the single-operand collective-permute is supported")
-    out = output_shapes(instr)[-1].dims
-    if out != operand_shape(instr, 0).dims:
+    src = operand_shape(instr, 0).dims
+    outputs = output_shapes(instr)
+    if instr.opcode == "collective-permute" and outputs[-1].dims != src:
         raise unsupported(instr, "the result must have the operand's shape")
     moved = OperandIndexing(
-        (identity(out),), notes=("read on the source replica of source_target_pairs",)
+        (identity(src),), notes=("read on the source replica of source_target_pairs",)
     )
-    return [[moved] for _ in output_shapes(instr)]
+    # collective-permute-start: (operand, result, contexts...); the contexts read nothing
+    nothing = OperandIndexing((IndexingMap.known_empty(),))
+    return [[moved if out.dims == src else nothing] for out in outputs]
 
 
 @input_to_output_rule("collective-permute", "collective-permute-start")
 def collective_permute_input_to_output(instr: Instruction) -> IndexingTable:
-    out = output_shapes(instr)[-1].dims
-    moved = OperandIndexing((identity(out),), notes=("written on the target replica",))
-    return [[moved for _ in output_shapes(instr)]]
+    src = operand_shape(instr, 0).dims
+    moved = OperandIndexing((identity(src),), notes=("written on the target replica",))
+    nothing = OperandIndexing((IndexingMap.known_empty(),))
+    return [[moved if out.dims == src else nothing for out in output_shapes(instr)]]
 
 
 def _reduce_scatter_blocks(instr: Instruction) -> tuple[int, tuple[int, ...], tuple[int, ...], int]:
