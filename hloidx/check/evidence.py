@@ -10,52 +10,7 @@ from typing import Any
 from ..errors import EnumerationLimitError, HloidxError
 from ..maps.indexing_map import IndexingMap
 from .expectation_file import (
-    _INSTRUCTION as _INSTRUCTION,
-)
-from .expectation_file import (
-    _RECORD as _RECORD,
-)
-from .expectation_file import (
-    DIRECTIONS as DIRECTIONS,
-)
-from .expectation_file import (
-    EXPECTATION_SUFFIX as EXPECTATION_SUFFIX,
-)
-from .expectation_file import (
-    FORMAT_VERSION as FORMAT_VERSION,
-)
-from .expectation_file import (
-    KNOWN_EMPTY_TEXT as KNOWN_EMPTY_TEXT,
-)
-from .expectation_file import (
-    UNDEFINED_TEXT as UNDEFINED_TEXT,
-)
-from .expectation_file import (
-    Expectation as Expectation,
-)
-from .expectation_file import (
-    ExpectationSyntaxError as ExpectationSyntaxError,
-)
-from .expectation_file import (
-    ExpectedMap as ExpectedMap,
-)
-from .expectation_file import (
-    _parse_map_text as _parse_map_text,
-)
-from .expectation_file import (
-    _record_key as _record_key,
-)
-from .expectation_file import (
-    expectation_path as expectation_path,
-)
-from .expectation_file import (
-    format_expectation as format_expectation,
-)
-from .expectation_file import (
-    normalize_text as normalize_text,
-)
-from .expectation_file import (
-    parse_expectation as parse_expectation,
+    normalize_text,
 )
 
 #: largest domain enumerated to compare two maps; larger ones go to equivalence.verify

@@ -14,28 +14,10 @@ from ..grammar_files import grammar_text
 from ..source import Source, Span
 from .ir import CALL_ATTRIBUTES, Computation, HloModule, Instruction, Shape
 from .shape_text import (
-    _ELEMENT as _ELEMENT,
-)
-from .shape_text import (
-    _PAIR as _PAIR,
-)
-from .shape_text import (
-    _SHAPE_CACHE as _SHAPE_CACHE,
-)
-from .shape_text import (
-    MAX_TUPLE_DEPTH as MAX_TUPLE_DEPTH,
-)
-from .shape_text import (
-    _parse_shape_uncached as _parse_shape_uncached,
-)
-from .shape_text import (
-    _tuple_depth as _tuple_depth,
-)
-from .shape_text import (
-    literal_element_count as literal_element_count,
-)
-from .shape_text import (
-    parse_shape as parse_shape,
+    MAX_TUPLE_DEPTH,
+    _tuple_depth,
+    literal_element_count,
+    parse_shape,
 )
 
 #: Opcodes whose parentheses hold a literal rather than operands.

@@ -8,46 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from .composition import (
-    _PASS_THROUGH as _PASS_THROUGH,
-)
-from .composition import (
-    MAX_MAPS_PER_INSTRUCTION as MAX_MAPS_PER_INSTRUCTION,
-)
-from .composition import (
-    ComposedOperandIndexing as ComposedOperandIndexing,
-)
-from .composition import (
-    Reached as Reached,
-)
-from .composition import (
-    Step as Step,
-)
-from .composition import (
-    Tracked as Tracked,
-)
-from .composition import (
-    _cell_rts as _cell_rts,
-)
-from .composition import (
-    _compose_tracked as _compose_tracked,
-)
-from .composition import (
-    _dedupe as _dedupe,
-)
-from .composition import (
-    _scalar_literal as _scalar_literal,
-)
-from .composition import (
-    _trim as _trim,
-)
-from .composition import (
-    compose_simplified as compose_simplified,
-)
-from .composition import (
-    fold_runtime_vars as fold_runtime_vars,
-)
-from .composition import (
-    value_expr as value_expr,
+    ComposedOperandIndexing,
 )
 from .ir import CALL_ATTRIBUTES, INDEXING_IRRELEVANT_ATTRIBUTES, Computation, Instruction
 from .op_rules import IndexingTable, RuntimeVar

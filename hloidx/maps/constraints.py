@@ -21,22 +21,8 @@ from .expr import (
 from .indexing_map import Constraint, IndexingMap, Variable
 from .interval import INT64_MAX, INT64_MIN, Interval
 from .linear_form import (
-    Terms as Terms,
-)
-from .linear_form import (
-    _combine as _combine,
-)
-from .linear_form import (
-    _cost as _cost,
-)
-from .linear_form import (
-    _linear as _linear,
-)
-from .linear_form import (
-    _sorted_sum as _sorted_sum,
-)
-from .linear_form import (
-    _summand_key as _summand_key,
+    _combine,
+    _linear,
 )
 
 

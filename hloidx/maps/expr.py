@@ -444,45 +444,31 @@ def max_(lhs: Expr | int, rhs: Expr | int) -> Expr:
 # ---------------------------------------------------------------------------
 
 
-# The tree walkers live in .traversal (they need the node classes above); re-exported here.
-from .traversal import (  # noqa: E402
-    BUILDERS,
+# The tree walkers live in .traversal, which needs the node classes above; they are read
+# through this module too, lazily, so that importing either module first works.
+_FROM_TRAVERSAL = frozenset(
+    {
+        "BUILDERS",
+        "_OP_RANK",
+        "_maximum",
+        "_minimum",
+        "_summand_key",
+        "children",
+        "evaluate",
+        "is_affine",
+        "map_children",
+        "rebuild",
+        "replace_vars",
+        "sort_key",
+        "sort_summands",
+        "variables",
+    }
 )
 
-__all__ = [
-    "BUILDERS",
-]
 
+def __getattr__(name: str):
+    if name in _FROM_TRAVERSAL:
+        from . import traversal
 
-# The tree walkers live in .traversal (they need the node classes above); re-exported here.
-from .traversal import (  # noqa: E402
-    _OP_RANK,
-    _maximum,
-    _minimum,
-    _summand_key,
-    children,
-    evaluate,
-    is_affine,
-    map_children,
-    rebuild,
-    replace_vars,
-    sort_key,
-    sort_summands,
-    variables,
-)
-
-__all__ = [
-    "_OP_RANK",
-    "_maximum",
-    "_minimum",
-    "_summand_key",
-    "children",
-    "evaluate",
-    "is_affine",
-    "map_children",
-    "rebuild",
-    "replace_vars",
-    "sort_key",
-    "sort_summands",
-    "variables",
-]
+        return getattr(traversal, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,79 +10,8 @@ from typing import Any
 
 from ..caches import memo
 from .enumeration import (
-    _CHUNK as _CHUNK,
-)
-from .enumeration import (
-    _FEASIBLE as _FEASIBLE,
-)
-from .enumeration import (
-    _INFEASIBLE as _INFEASIBLE,
-)
-from .enumeration import (
-    _SAFE as _SAFE,
-)
-from .enumeration import (
-    _SYMBOL_SET_LIMIT as _SYMBOL_SET_LIMIT,
-)
-from .enumeration import (
-    _UNDEFINED as _UNDEFINED,
-)
-from .enumeration import (
-    RowSet as RowSet,
-)
-from .enumeration import (
-    _as_set as _as_set,
-)
-from .enumeration import (
-    _box_chunks as _box_chunks,
-)
-from .enumeration import (
-    _box_of as _box_of,
-)
-from .enumeration import (
-    _column_magnitudes as _column_magnitudes,
-)
-from .enumeration import (
-    _describe_at as _describe_at,
-)
-from .enumeration import (
-    _eval_vector as _eval_vector,
-)
-from .enumeration import (
-    _evaluate_map as _evaluate_map,
-)
-from .enumeration import (
-    _exact_eval as _exact_eval,
-)
-from .enumeration import (
-    _first_difference as _first_difference,
-)
-from .enumeration import (
-    _hull as _hull,
-)
-from .enumeration import (
-    _name as _name,
-)
-from .enumeration import (
-    _relation_counterexample as _relation_counterexample,
-)
-from .enumeration import (
-    _relation_rows as _relation_rows,
-)
-from .enumeration import (
-    _result_set_at as _result_set_at,
-)
-from .enumeration import (
-    _same_rows as _same_rows,
-)
-from .enumeration import (
-    _sample_columns as _sample_columns,
-)
-from .enumeration import (
-    _shown as _shown,
-)
-from .enumeration import (
-    _unique_rows as _unique_rows,
+    _box_of,
+    _name,
 )
 from .expr import (
     Add,

@@ -6,81 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .enumeration import (
-    _CHUNK as _CHUNK,
-)
-from .enumeration import (
-    _FEASIBLE as _FEASIBLE,
-)
-from .enumeration import (
-    _INFEASIBLE as _INFEASIBLE,
-)
-from .enumeration import (
-    _SAFE as _SAFE,
-)
-from .enumeration import (
-    _SYMBOL_SET_LIMIT as _SYMBOL_SET_LIMIT,
-)
-from .enumeration import (
-    _UNDEFINED as _UNDEFINED,
-)
-from .enumeration import (
-    RowSet as RowSet,
-)
-from .enumeration import (
-    _as_set as _as_set,
-)
-from .enumeration import (
-    _box_chunks as _box_chunks,
-)
-from .enumeration import (
-    _box_of as _box_of,
-)
-from .enumeration import (
-    _column_magnitudes as _column_magnitudes,
-)
-from .enumeration import (
-    _describe_at as _describe_at,
-)
-from .enumeration import (
-    _eval_vector as _eval_vector,
-)
-from .enumeration import (
-    _evaluate_map as _evaluate_map,
-)
-from .enumeration import (
-    _exact_eval as _exact_eval,
-)
-from .enumeration import (
-    _first_difference as _first_difference,
-)
-from .enumeration import (
-    _hull as _hull,
-)
-from .enumeration import (
-    _name as _name,
-)
-from .enumeration import (
-    _relation_counterexample as _relation_counterexample,
-)
-from .enumeration import (
-    _relation_rows as _relation_rows,
-)
-from .enumeration import (
-    _result_set_at as _result_set_at,
-)
-from .enumeration import (
-    _same_rows as _same_rows,
-)
-from .enumeration import (
-    _sample_columns as _sample_columns,
-)
-from .enumeration import (
-    _shown as _shown,
-)
-from .enumeration import (
-    _unique_rows as _unique_rows,
-)
 from .expr import (
     CeilDiv,
     Const,
@@ -91,73 +16,17 @@ from .expr import (
 )
 from .indexing_map import IndexingMap
 from .polynomial import (
-    _INF as _INF,
-)
-from .polynomial import (
-    Poly as Poly,
-)
-from .polynomial import (
-    Range as Range,
-)
-from .polynomial import (
-    _Atoms as _Atoms,
-)
-from .polynomial import (
-    _const_of as _const_of,
-)
-from .polynomial import (
-    _constraint_key as _constraint_key,
-)
-from .polynomial import (
-    _Domain as _Domain,
-)
-from .polynomial import (
-    _domain_is_provably_empty as _domain_is_provably_empty,
-)
-from .polynomial import (
-    _linear_conditions as _linear_conditions,
-)
-from .polynomial import (
-    _nodes as _nodes,
-)
-from .polynomial import (
-    _normalize_domain as _normalize_domain,
-)
-from .polynomial import (
-    _Normalizer as _Normalizer,
-)
-from .polynomial import (
-    _padd as _padd,
-)
-from .polynomial import (
-    _pconst as _pconst,
-)
-from .polynomial import (
-    _pkey as _pkey,
-)
-from .polynomial import (
-    _pmul as _pmul,
-)
-from .polynomial import (
-    _propagate as _propagate,
-)
-from .polynomial import (
-    _pscale as _pscale,
-)
-from .polynomial import (
-    _rmul as _rmul,
-)
-from .polynomial import (
-    _sympy_identity as _sympy_identity,
-)
-from .polynomial import (
-    _tightened_box as _tightened_box,
-)
-from .polynomial import (
-    _Unprovable as _Unprovable,
-)
-from .polynomial import (
-    to_sympy as to_sympy,
+    Poly,
+    Range,
+    _Atoms,
+    _nodes,
+    _normalize_domain,
+    _Normalizer,
+    _padd,
+    _pkey,
+    _sympy_identity,
+    _Unprovable,
+    to_sympy,
 )
 
 VerdictKind = Literal["proved", "exhaustive", "sampled", "refuted", "skipped"]

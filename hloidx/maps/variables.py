@@ -4,22 +4,8 @@ RescaleSymbols (a range variable used only as a multiple of k becomes one k time
 from __future__ import annotations
 
 from .constraints import (
-    _ceil_div as _ceil_div,
-)
-from .constraints import (
-    _crt as _crt,
-)
-from .constraints import (
-    _known_empty as _known_empty,
-)
-from .constraints import (
-    _merge_mod_constraints as _merge_mod_constraints,
-)
-from .constraints import (
-    _move_into_interval as _move_into_interval,
-)
-from .constraints import (
-    _tighten_by_residues as _tighten_by_residues,
+    _ceil_div,
+    _merge_mod_constraints,
 )
 from .expr import (
     Const,
@@ -37,24 +23,6 @@ from .expr import (
 )
 from .indexing_map import Constraint, IndexingMap, MapState, Variable
 from .interval import Interval
-from .linear_form import (
-    Terms as Terms,
-)
-from .linear_form import (
-    _combine as _combine,
-)
-from .linear_form import (
-    _cost as _cost,
-)
-from .linear_form import (
-    _linear as _linear,
-)
-from .linear_form import (
-    _sorted_sum as _sorted_sum,
-)
-from .linear_form import (
-    _summand_key as _summand_key,
-)
 
 
 def rescale_symbols(indexing_map: IndexingMap) -> IndexingMap:
