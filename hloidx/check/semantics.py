@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import UnsupportedOpError
+from .gpu_semantics import cudnn_convolution
 from .tensors import _EMPTY, Tag, Tensor, Value, _dtype, _empty_provenance, _union_all
 
 if TYPE_CHECKING:
@@ -486,6 +487,7 @@ SEMANTICS: dict[str, Semantics] = {
     "scaled-dot": scaled_dot,
     "bitcast-convert": bitcast_convert,
     "fft": lambda interp, instr, ops: fft(instr, ops),
+    "custom-call": cudnn_convolution,
 }
 
 

@@ -90,6 +90,11 @@ def _trim(
 def _compose_tracked(
     t: Tracked, rule_map: IndexingMap, cell: OperandIndexing, instr: Instruction, record: bool
 ) -> Tracked:
+    if rule_map.is_known_empty:
+        # nothing is read: the empty relation, over the reached map's dimensions (a rule's
+        # known-empty map may not name the output's dimensions)
+        empty = IndexingMap.known_empty(t.map.num_dims, len(rule_map.results))
+        return Tracked(empty, (), t.exact and cell.exact, t.steps, t.replica_id)
     composed = compose_simplified(t.map, rule_map)
     # compose() orders runtime variables as [rule's, then the reached map's].
     rule_rts = (

@@ -80,6 +80,19 @@ def _tuple_leaf_count(instr: Instruction) -> int:
     return len(instr.shape.tuple_shapes) if instr.shape.is_tuple else 1
 
 
+def _nested_tuple_step(instr: Instruction, out_id: int) -> str | None:
+    """Why a path through ``instr``'s element ``out_id`` cannot be followed, or None."""
+    if instr.opcode == "get-tuple-element" and instr.shape.is_tuple:
+        return f"unknown indexing: {instr.name} selects a tuple inside a tuple"
+    if (
+        instr.opcode == "tuple"
+        and out_id < len(instr.operands)
+        and instr.operands[out_id].shape.is_tuple
+    ):
+        return f"unknown indexing: {instr.name} holds a tuple inside a tuple"
+    return None
+
+
 def grouped_output_to_input(
     start: Instruction, output_id: int = 0, record: bool = False, stop_at: Instruction | None = None
 ) -> dict[Instruction, Reached]:
@@ -113,6 +126,14 @@ def grouped_output_to_input(
             if instr is stop_at and instr is not start:
                 continue
             if instr.opcode == "parameter" or not instr.operands:
+                continue
+            nested = _nested_tuple_step(instr, out_id)
+            if nested is not None:
+                # maps are keyed by one tuple index: an element of an element would be
+                # confused with another element, so the path is given up, not guessed
+                record_here.unknown.append(nested)
+                for operand in instr.operands:
+                    result.setdefault(operand, Reached()).unknown.append(nested)
                 continue
             if instr.opcode == "get-tuple-element":
                 key = (id(instr.operands[0]), instr.tuple_index or 0)
@@ -265,6 +286,18 @@ def grouped_input_to_output_many(
             if node_id in target_ids:
                 deliver(node_id, incoming)
             for user, j in users.get(node_id, []):
+                if user.opcode in ("get-tuple-element", "tuple") and (
+                    user.shape.is_tuple
+                    if user.opcode == "get-tuple-element"
+                    else node.shape.is_tuple
+                ):
+                    for _, sources in incoming:
+                        for source in sources:
+                            for r in out[source].values():
+                                r.unknown.append(
+                                    f"unknown indexing: {user.name}: a tuple inside a tuple"
+                                )
+                    continue
                 if user.opcode == "get-tuple-element":
                     if (user.tuple_index or 0) == out_id:
                         reached.setdefault((id(user), 0), []).extend(incoming)

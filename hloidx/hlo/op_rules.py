@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from ..errors import UnsupportedOpError
 from ..maps.indexing_map import IndexingMap
 from .ir import Instruction
+from .opcodes import async_sugar
 
 
 @dataclass(frozen=True)
@@ -101,20 +102,29 @@ def _load_rules() -> None:
     from . import rules  # noqa: F401
 
 
+def _rule(table: dict[str, Rule], opcode: str) -> Rule | None:
+    rule = table.get(opcode)
+    if rule is None:
+        sugar = async_sugar(opcode)  # reduce-scatter-start: the rule of async-start
+        if sugar is not None:
+            rule = table.get(f"async-{sugar[1]}")
+    return rule
+
+
 def has_output_to_input_rule(opcode: str) -> bool:
     _load_rules()
-    return opcode in _OUTPUT_TO_INPUT
+    return _rule(_OUTPUT_TO_INPUT, opcode) is not None
 
 
 def has_input_to_output_rule(opcode: str) -> bool:
     _load_rules()
-    return opcode in _INPUT_TO_OUTPUT
+    return _rule(_INPUT_TO_OUTPUT, opcode) is not None
 
 
 def output_to_input(instr: Instruction) -> IndexingTable:
     """``[output_id][operand_id]`` maps from the instruction's output to each operand."""
     _load_rules()
-    rule = _OUTPUT_TO_INPUT.get(instr.opcode)
+    rule = _rule(_OUTPUT_TO_INPUT, instr.opcode)
     if rule is None:
         raise UnsupportedOpError(
             f"unknown indexing: no output-to-input rule for {instr.opcode}", instr.span
@@ -125,7 +135,7 @@ def output_to_input(instr: Instruction) -> IndexingTable:
 def input_to_output(instr: Instruction) -> IndexingTable:
     """``[operand_id][output_id]`` maps from each operand to the instruction's output."""
     _load_rules()
-    rule = _INPUT_TO_OUTPUT.get(instr.opcode)
+    rule = _rule(_INPUT_TO_OUTPUT, instr.opcode)
     if rule is None:
         raise UnsupportedOpError(
             f"unknown indexing: no input-to-output rule for {instr.opcode}", instr.span

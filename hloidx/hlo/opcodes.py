@@ -51,3 +51,23 @@ XLA_OPCODES: dict[str, int | None] = _parse(_TABLE)
 
 def is_xla_opcode(opcode: str) -> bool:
     return opcode in XLA_OPCODES
+
+
+#: the phases of an asynchronous op: ``async-start``, ``async-update``, ``async-done``
+ASYNC_PHASES = ("start", "update", "done")
+
+
+def async_sugar(opcode: str) -> tuple[str, str] | None:
+    """``(wrapped opcode, phase)`` when ``opcode`` is XLA's short form of an async wrapper.
+
+    XLA prints ``async-start(...), calls=%c`` whose computation holds one ``reduce-scatter``
+    as ``reduce-scatter-start(...)``, with the wrapped op's attributes inline (likewise
+    ``-update`` and ``-done``). Opcodes that are real ops (``all-gather-start``,
+    ``copy-start``, ...) are not sugar.
+    """
+    if opcode in XLA_OPCODES:
+        return None
+    base, _, phase = opcode.rpartition("-")
+    if phase not in ASYNC_PHASES or base not in XLA_OPCODES or base.startswith("async"):
+        return None
+    return base, phase

@@ -15,7 +15,7 @@ import re
 from ..errors import HloidxError, HloSemanticError
 from ..source import Span
 from .ir import HloModule, Instruction
-from .opcodes import XLA_OPCODES
+from .opcodes import XLA_OPCODES, async_sugar
 from .shape_rules import RULES
 
 # ---------------------------------------------------------------------------
@@ -39,6 +39,9 @@ def _opcode_span(instr: Instruction) -> Span | None:
 def check_instruction(instr: Instruction) -> HloSemanticError | None:
     """The first violation of XLA's rules by ``instr`` (located), or None."""
     arity = XLA_OPCODES.get(instr.opcode, -1)
+    sugar = async_sugar(instr.opcode)
+    if sugar is not None:  # reduce-scatter-start(...): the wrapped op's operands
+        arity = XLA_OPCODES[sugar[0]] if sugar[1] == "start" else 1
     if arity == -1:
         return HloSemanticError(
             f"unknown opcode {instr.opcode!r}: XLA has no such op", _opcode_span(instr)

@@ -1,3 +1,11 @@
 """Indexing rules by op family; importing this package registers them all."""
 
-from . import basic, collectives, custom_calls, reductions, shape_ops, windowed  # noqa: F401
+from . import (  # noqa: F401
+    async_ops,
+    basic,
+    collectives,
+    custom_calls,
+    reductions,
+    shape_ops,
+    windowed,
+)

@@ -28,6 +28,12 @@ from ..op_rules import (
     output_to_input_rule,
 )
 from ._common import operand_shape, single, unsupported
+from .conv_gradients import (
+    BACKWARD_FILTER,
+    BACKWARD_INPUT,
+    gradient_input_to_output,
+    gradient_output_to_input,
+)
 
 #: target -> a function giving the plain instruction the custom-call stands for
 PlainOp = Callable[[Instruction], Instruction]
@@ -41,8 +47,12 @@ def register_custom_call(target: str, as_plain_op: PlainOp) -> None:
     _TARGETS[target] = as_plain_op
 
 
+#: targets whose maps are built directly (no plain op computes the same thing)
+_GRADIENTS = (BACKWARD_INPUT, BACKWARD_FILTER)
+
+
 def known_targets() -> list[str]:
-    return sorted(_TARGETS)
+    return sorted([*_TARGETS, *_GRADIENTS])
 
 
 def _target(instr: Instruction) -> str:
@@ -114,23 +124,49 @@ def _plain_of(instr: Instruction) -> Instruction:
     return make(instr)
 
 
-def _gemm_extra(instr: Instruction, plain: Instruction, k: int) -> OperandIndexing:
-    """A gemm's operand beyond lhs and rhs: the C matrix (beta != 0) or a bias vector."""
+def _bias_axis(plain: Instruction) -> int:
+    """The output dimension a bias vector runs along: a matmul's columns, a convolution's
+    output features."""
+    numbers = plain.convolution_dimension_numbers if plain.opcode == "convolution" else None
+    return numbers.output_feature if numbers is not None else plain.shape.rank - 1
+
+
+def _extra(instr: Instruction, plain: Instruction, k: int) -> OperandIndexing:
+    """An operand beyond the plain op's: a gemm's C matrix (beta != 0) or bias vector, a fused
+    convolution's bias or side input."""
     out = plain.shape.dims
     dims = operand_shape(instr, k).dims
     if tuple(dims) == tuple(out):
-        return single(IndexingMap.identity(out))  # C, added at the same index
-    if len(dims) == 1 and out and dims[0] == out[-1]:
-        return single(IndexingMap.build([dim(len(out) - 1)], out))  # bias broadcast along rows
+        return single(IndexingMap.identity(out))  # added at the same index
+    axis = _bias_axis(plain)
+    if len(dims) == 1 and out and dims[0] == out[axis]:
+        return single(IndexingMap.build([dim(axis)], out))  # broadcast along the other dims
     return OperandIndexing((IndexingMap.undefined(),), exact=False)
+
+
+def _extra_to_output(instr: Instruction, plain: Instruction, k: int) -> OperandIndexing:
+    extra = _extra(instr, plain, k)
+    if extra.maps[0].is_undefined:
+        return extra
+    dims = operand_shape(instr, k).dims
+    out = plain.shape.dims
+    if tuple(dims) == tuple(out):
+        return single(IndexingMap.identity(dims))
+    axis = _bias_axis(plain)  # a bias element feeds every output element of its column
+    others = [d for d in range(len(out)) if d != axis]
+    results = [dim(0) if d == axis else range_var(others.index(d)) for d in range(len(out))]
+    return single(IndexingMap.build(results, dims, [out[d] for d in others]))
 
 
 @output_to_input_rule("custom-call")
 def custom_call_output_to_input(instr: Instruction) -> IndexingTable:
-    plain = _plain_of(instr)
-    row = list(output_to_input(plain)[0])
-    for k in range(len(plain.operands), len(instr.operands)):
-        row.append(_gemm_extra(instr, plain, k))
+    if _target(instr) in _GRADIENTS:
+        row = gradient_output_to_input(instr)
+    else:
+        plain = _plain_of(instr)
+        row = list(output_to_input(plain)[0])
+        for k in range(len(plain.operands), len(instr.operands)):
+            row.append(_extra(instr, plain, k))
     table: IndexingTable = [row]
     for _ in range(1, _results(instr)):  # a workspace reads nothing
         table.append([OperandIndexing((IndexingMap.known_empty(),)) for _ in instr.operands])
@@ -139,20 +175,17 @@ def custom_call_output_to_input(instr: Instruction) -> IndexingTable:
 
 @input_to_output_rule("custom-call")
 def custom_call_input_to_output(instr: Instruction) -> IndexingTable:
+    if _target(instr) in _GRADIENTS:
+        table = gradient_input_to_output(instr)
+        for row in table:
+            row.extend(
+                OperandIndexing((IndexingMap.known_empty(),)) for _ in range(1, _results(instr))
+            )
+        return table
     plain = _plain_of(instr)
     table = [list(r) for r in input_to_output(plain)]
     for k in range(len(plain.operands), len(instr.operands)):
-        extra = _gemm_extra(instr, plain, k)
-        if extra.maps[0].is_undefined:
-            table.append([extra])
-            continue
-        dims = operand_shape(instr, k).dims
-        out = plain.shape.dims
-        if tuple(dims) == tuple(out):
-            table.append([single(IndexingMap.identity(dims))])
-        else:  # a bias element feeds its whole column
-            rows = [range_var(j) for j in range(len(out) - 1)]
-            table.append([single(IndexingMap.build([*rows, dim(0)], dims, list(out[:-1])))])
+        table.append([_extra_to_output(instr, plain, k)])
     for row in table:
         row.extend(OperandIndexing((IndexingMap.known_empty(),)) for _ in range(1, _results(instr)))
     return table
