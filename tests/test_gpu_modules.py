@@ -194,3 +194,41 @@ def test_async_pairs_read_what_the_synchronous_ops_read() -> None:
     pairs, exact = _relations(ASYNC, "cd", "p")
     assert pairs
     assert exact
+
+
+def test_xla_topk_custom_call_reads_whole_rows_for_values_and_indices() -> None:
+    text = """HloModule m
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT g = pred[] compare(a, b), direction=GT
+}
+ENTRY e {
+  v = f32[4,7] parameter(0)
+  ROOT t = (f32[4,3], s32[4,3]) custom-call(v), custom_call_target="TopK", called_computations={cmp}
+}
+"""
+    module = hloidx.parse_hlo(text)
+    (operand,) = hloidx.analyze(module).instructions[-1].operands
+    assert operand.status == "exact"
+    got = set()
+    for m in operand.output_to_input:
+        got |= relation(m)
+    # both elements (values and indices) read the row: the oracle's union over the tuple
+    assert got == oracle_relation(module.entry.root, 0)
+    assert got == {((i, j), (i, c)) for i in range(4) for j in range(3) for c in range(7)}
+
+
+@pytest.mark.parametrize("target", ["Sharding", "MoveToHost", "MoveToDevice"])
+def test_annotation_custom_calls_return_their_operand(target: str) -> None:
+    text = f'p = f32[4,6] parameter(0)\nROOT c = f32[4,6] custom-call(p), custom_call_target="{target}", sharding={{replicated}}'
+    module = hloidx.parse_hlo(text)
+    (operand,) = hloidx.analyze(module).instructions[-1].operands
+    assert operand.status == "exact"
+    assert [str(m) for m in operand.output_to_input] == [
+        "(d0, d1) -> (d0, d1), domain: d0 in [0, 3], d1 in [0, 5]"
+    ]
+    # a reshaping annotation is not one: no guess
+    bad = text.replace("ROOT c = f32[4,6]", "ROOT c = f32[24]")
+    (operand,) = hloidx.analyze(hloidx.parse_hlo(bad)).instructions[-1].operands
+    assert operand.status == "unknown"

@@ -213,9 +213,11 @@ def test_corpus_never_calls_an_operand_behind_an_unknown_op_exact(path) -> None:
 
 
 def test_corpus_walk_finds_operands_behind_unknown_ops() -> None:
-    # The walk above must have something to check: the corpus has a custom-call, and the
-    # issue's fusion puts two operands behind one.
-    corpus = hloidx.parse_hlo((paths.CORPUS / "cumsum_sort_argmax_topk.opt.hlo").read_text())
+    # The walk above must have something to check: the corpus's TopK custom-call under a
+    # target hloidx does not know, and the fusion, which puts two operands behind one.
+    text = (paths.CORPUS / "cumsum_sort_argmax_topk.opt.hlo").read_text()
+    assert _operands_behind_unknown_ops(hloidx.parse_hlo(text)) == []  # TopK has a rule
+    corpus = hloidx.parse_hlo(text.replace('target="TopK"', 'target="NotTopK"'))
     assert _operands_behind_unknown_ops(corpus)
     found = _operands_behind_unknown_ops(hloidx.parse_hlo(THROUGH_CUSTOM_CALL))
     # cc itself, inside the fused computation, and the fusion's two operands

@@ -361,6 +361,12 @@ def maps(
 
         console = _console()
         render_module(console, analysis, floordiv_spelling)
+        if not (names or computations):
+            from ..hlo.summary import summarize
+            from .summary_command import summary_lines
+
+            # the triage table last, where a long scroll ends (`hloidx summary` alone)
+            console.file.write("\n" + "\n".join(summary_lines(summarize(analysis), 20)) + "\n")
         if tree:
             from ..hlo.chains import composition_trees
             from .render import render_trees
@@ -377,8 +383,10 @@ def maps(
 
 
 from .check_command import check as _check  # noqa: E402
+from .summary_command import summary as _summary  # noqa: E402
 
 cli.add_command(_check)
+cli.add_command(_summary)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -52,7 +52,7 @@ _GRADIENTS = (BACKWARD_INPUT, BACKWARD_FILTER)
 
 
 def known_targets() -> list[str]:
-    return sorted([*_TARGETS, *_GRADIENTS])
+    return sorted([*_TARGETS, *_GRADIENTS, *_WHOLE_RESULT])
 
 
 def _target(instr: Instruction) -> str:
@@ -113,6 +113,31 @@ for _name in ("__cudnn$convForward", "__cudnn$convBiasActivationForward"):
     register_custom_call(_name, _convolution)
 
 
+def _annotation(instr: Instruction) -> Instruction:
+    """A custom-call that marks its operand (a sharding, a memory space) and returns it."""
+    if not instr.shape.is_array or len(instr.operands) != 1:
+        raise unsupported(instr, "an annotation returns its one operand")
+    if operand_shape(instr, 0).dims != instr.shape.dims:
+        raise unsupported(instr, "an annotation returns its operand's shape")
+    return _plain(instr, "copy", {}, 1)
+
+
+# what JAX and XLA's SPMD partitioner write around values they only annotate
+for _name in ("Sharding", "MoveToHost", "MoveToDevice", "annotate_device_placement"):
+    register_custom_call(_name, _annotation)
+
+
+#: targets that compute a plain op's whole (tuple) result, not a result and a workspace
+_WHOLE_RESULT = {"TopK": "topk"}  # XLA's TopK custom-call: (values, indices) per row
+
+
+def _whole_result_op(instr: Instruction) -> Instruction | None:
+    opcode = _WHOLE_RESULT.get(_target(instr))
+    if opcode is None:
+        return None
+    return replace(instr, opcode=opcode, attributes={}, attribute_offsets={})
+
+
 def _results(instr: Instruction) -> int:
     return len(instr.shape.tuple_shapes or ()) if instr.shape.is_tuple else 1
 
@@ -160,6 +185,9 @@ def _extra_to_output(instr: Instruction, plain: Instruction, k: int) -> OperandI
 
 @output_to_input_rule("custom-call")
 def custom_call_output_to_input(instr: Instruction) -> IndexingTable:
+    whole = _whole_result_op(instr)
+    if whole is not None:
+        return output_to_input(whole)
     if _target(instr) in _GRADIENTS:
         row = gradient_output_to_input(instr)
     else:
@@ -175,6 +203,9 @@ def custom_call_output_to_input(instr: Instruction) -> IndexingTable:
 
 @input_to_output_rule("custom-call")
 def custom_call_input_to_output(instr: Instruction) -> IndexingTable:
+    whole = _whole_result_op(instr)
+    if whole is not None:
+        return input_to_output(whole)
     if _target(instr) in _GRADIENTS:
         table = gradient_input_to_output(instr)
         for row in table:

@@ -1,0 +1,197 @@
+"""The triage summary: one row per instruction of the entry computation that reads memory, and
+the totals an engineer reads first (as plain data; the CLI draws it, JSON prints it as is).
+
+A row gives, per operand, how much of it is read (distinct fraction, reads per element), how
+sure hloidx is (exact / over-approximation / unknown / never read), how many distinct maps
+and whether a runtime variable (a value read at run time, as by dynamic-slice) is involved.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from .analysis import InstructionAnalysis, ModuleAnalysis
+from .ir import Instruction, Shape
+from .report import SCHEMA_VERSION
+
+#: ops that move no data of their own: parameters, constants, tuple plumbing, annotations
+NO_MEMORY_READ = frozenset(
+    {
+        "parameter",
+        "constant",
+        "iota",
+        "tuple",
+        "get-tuple-element",
+        "after-all",
+        "bitcast",
+        "add-dependency",
+        "opt-barrier",
+        "partition-id",
+        "replica-id",
+    }
+)
+
+SORT_KEYS = ("reads", "distinct", "name", "size")
+
+
+def _elements(shape: Shape) -> int:
+    return (
+        sum(leaf.num_elements() for leaf in shape.leaves())
+        if shape.is_tuple
+        else (shape.num_elements() if shape.is_array else 0)
+    )
+
+
+def _backend_config(instr: Instruction) -> dict[str, Any]:
+    raw = instr.attributes.get("backend_config", "").strip()
+    try:
+        if raw.startswith('"'):
+            raw = json.loads(raw)
+        config = json.loads(raw) if raw else {}
+    except (json.JSONDecodeError, TypeError):
+        return {}
+    return config if isinstance(config, dict) else {}
+
+
+def triton_blocks(instr: Instruction) -> str | None:
+    """The block sizes of a Triton fusion (``kind=kCustom``) from its backend_config, as text:
+    ``tile 1x256`` for a block-level fusion, ``block_m=64 block_n=32 block_k=16 split_k=1`` for
+    a Triton gemm; None for any other instruction."""
+    if instr.opcode != "fusion":
+        return None
+    fusion = _backend_config(instr).get("fusion_backend_config", {})
+    if not isinstance(fusion, dict):
+        return None
+    gemm = fusion.get("triton_gemm_config")
+    if isinstance(gemm, dict) and gemm:
+        keys = ("block_m", "block_n", "block_k", "split_k", "num_stages", "num_warps")
+        return " ".join(f"{k}={gemm[k]}" for k in keys if k in gemm)
+    block = fusion.get("block_level_fusion_config")
+    if isinstance(block, dict):
+        tiles = block.get("output_tiles")
+        sizes = (
+            [t.get("sizes", []) for t in tiles if isinstance(t, dict)]
+            if isinstance(tiles, list)
+            else [block.get("output_tile_sizes", [])]
+        )
+        text = ", ".join("x".join(str(s) for s in tile) for tile in sizes if tile)
+        warps = block.get("num_warps")
+        if text:
+            return f"tile {text}" + (f" num_warps={warps}" if warps else "")
+    return None
+
+
+def _kind(instr: Instruction) -> str:
+    if instr.opcode == "fusion":
+        kind = instr.attributes.get("kind", "")
+        fusion = _backend_config(instr).get("fusion_backend_config", {})
+        backend = fusion.get("kind", "") if isinstance(fusion, dict) else ""
+        return f"{kind} {backend}".strip()
+    if instr.opcode == "custom-call":
+        return instr.attributes.get("custom_call_target", "").strip().strip('"')
+    return ""
+
+
+def _operand_row(op: Any) -> dict[str, Any]:
+    use = op.utilization
+    return {
+        "name": op.name,
+        "shape": op.shape,
+        "distinct": use.distinct if use is not None else None,
+        "reads": use.reads if use is not None else None,
+        "utilization_kind": use.kind if use is not None else None,
+        "status": op.status or "unknown",
+        "maps": len([m for m in op.output_to_input if not m.is_known_empty]),
+        "runtime_variables": bool(op.runtime_vars),
+    }
+
+
+def _row(ins: InstructionAnalysis) -> dict[str, Any]:
+    instr = ins.instruction
+    assert instr is not None
+    operands = [_operand_row(op) for op in ins.operands]
+    # a scalar read by every output element says nothing about traffic: rank > 0 only
+    reads = [
+        o["reads"]
+        for o, op in zip(operands, instr.operands, strict=True)
+        if o["reads"] is not None and op.shape.is_array and op.shape.rank > 0
+    ]
+    distinct = [o["distinct"] for o in operands if o["distinct"] is not None]
+    return {
+        "name": ins.name,
+        "opcode": ins.opcode,
+        "kind": _kind(instr),
+        "shape": ins.shape,
+        "elements": _elements(instr.shape),
+        "blocks": triton_blocks(instr),
+        "operands": operands,
+        "max_reads": max(reads) if reads else None,
+        "min_distinct": min(distinct) if distinct else None,
+    }
+
+
+def _sort(rows: list[dict[str, Any]], key: str) -> None:
+    if key not in SORT_KEYS:
+        raise ValueError(f"sort by one of {', '.join(SORT_KEYS)}, not {key!r}")
+    if key == "name":
+        rows.sort(key=lambda r: r["name"])
+    elif key == "size":
+        rows.sort(key=lambda r: (-r["elements"], r["name"]))
+    elif key == "reads":  # the most re-read operands first; unknown ones after them
+        rows.sort(key=lambda r: (r["max_reads"] is None, -(r["max_reads"] or 0), r["name"]))
+    else:  # the least utilised operands first
+        rows.sort(key=lambda r: (r["min_distinct"] is None, r["min_distinct"] or 0, r["name"]))
+
+
+def _unknown_sources(ins: InstructionAnalysis) -> str | None:
+    """The op (or custom-call target) without a rule that made this instruction's operands
+    UNDEFINED, when it is the instruction itself."""
+    instr = ins.instruction
+    if instr is None or not any(o.is_undefined for o in ins.operands):
+        return None
+    if not any("no output-to-input rule" in n or "has no rule" in n for n in ins.notes):
+        return None
+    return f"custom-call {_kind(instr)}" if instr.opcode == "custom-call" else instr.opcode
+
+
+def summarize(analysis: ModuleAnalysis, sort: str = "reads") -> dict[str, Any]:
+    """The summary document of an analysis: rows over the entry computation's instructions
+    that read memory (those analysed), and totals over every analysed instruction."""
+    entry = [
+        ins
+        for ins in analysis.instructions
+        if ins.instruction is not None
+        and ins.instruction.computation is not None
+        and ins.instruction.computation.is_entry
+    ]
+    rows = [_row(ins) for ins in entry if ins.operands and ins.opcode not in NO_MEMORY_READ]
+    _sort(rows, sort)
+    opcodes = Counter(ins.opcode for ins in analysis.instructions)
+    verdicts: Counter[str] = Counter()
+    statuses: Counter[str] = Counter()
+    unknown: Counter[str] = Counter()
+    for ins in analysis.instructions:
+        for op in ins.operands:
+            statuses[op.status or "unknown"] += 1
+            for v in op.verdicts:
+                kind = getattr(v, "kind", v)
+                verdicts[str(getattr(kind, "value", kind))] += 1
+        source = _unknown_sources(ins)
+        if source is not None:
+            unknown[source] += sum(1 for o in ins.operands if o.is_undefined)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "module": analysis.module,
+        "sort": sort,
+        "rows": rows,
+        "totals": {
+            "instructions": len(analysis.instructions),
+            "by_opcode": dict(sorted(opcodes.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "operands_by_status": dict(sorted(statuses.items())),
+            "verdicts": {k: verdicts.get(k, 0) for k in ("proved", "exhaustive", "sampled")}
+            | {"refuted": verdicts.get("refuted", 0)},
+            "without_rule": dict(sorted(unknown.items(), key=lambda kv: (-kv[1], kv[0]))),
+        },
+    }
