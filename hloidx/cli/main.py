@@ -229,15 +229,30 @@ def _progress(
     "instructions",
     multiple=True,
     metavar="NAME",
-    help="Only this instruction (repeatable; name with or without %).",
+    help="Only this instruction (repeatable; a glob such as 'fusion.*'; % optional).",
 )
 @click.option(
     "--computation",
     "computations",
     multiple=True,
     metavar="NAME",
-    help="Only instructions of this computation (repeatable).",
+    help="Only instructions of this computation (repeatable; a glob; % optional).",
 )
+@click.option(
+    "--opcode", "opcodes", multiple=True, metavar="OP", help="Only this opcode (repeatable)."
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["fusion", "entry"]),
+    help="Only fusions (in any computation), or only the entry computation.",
+)
+@click.option(
+    "--all-computations",
+    is_flag=True,
+    help="Also fused computations, reducers and bodies (text shows the entry computation "
+    "unless this is given or a computation is named; JSON has every computation).",
+)
+@click.option("--hide-trivial", is_flag=True, help="Leave out operands read by an identity map.")
 @click.option(
     "--direction",
     type=click.Choice(["o2i", "i2o", "both"]),
@@ -268,6 +283,10 @@ def maps(
     file: str,
     instructions: tuple[str, ...],
     computations: tuple[str, ...],
+    opcodes: tuple[str, ...],
+    kind: str | None,
+    all_computations: bool,
+    hide_trivial: bool,
     direction: str,
     no_verify: bool,
     no_simplify: bool,
@@ -333,11 +352,20 @@ def maps(
 
             render_chain(_console(), doc)
         sys.exit(EXIT_BAD_INPUT if errors else EXIT_OK)
-    if names:
-        known = {i.name for i in module.instructions()}
-        missing = sorted(names - known)
-        if missing:
-            raise click.UsageError(f"no instruction named {', '.join(missing)} in {where}")
+    from ..hlo.selection import SelectionError, select_instructions
+
+    try:
+        selected = select_instructions(
+            module,
+            instructions=names,
+            computations=computations,
+            opcodes=opcodes,
+            kind=kind,
+            # JSON is read by programs: every computation unless filtered
+            all_computations=all_computations or fmt == "json",
+        )
+    except SelectionError as error:
+        raise click.UsageError(f"{error.message} in {where}{error.hint}") from None
     show_progress = fmt == "text" and sys.stderr.isatty()
     update, stop = _progress(show_progress, "analysing")
     try:
@@ -346,9 +374,8 @@ def maps(
             simplify=not no_simplify,
             verify=not no_verify,
             direction=direction,
-            instructions=names or None,
-            computations=computations or None,
             progress=update,
+            only=selected,
         )
     finally:
         stop()
@@ -360,8 +387,8 @@ def maps(
         from .render import render_module
 
         console = _console()
-        render_module(console, analysis, floordiv_spelling)
-        if not (names or computations):
+        render_module(console, analysis, floordiv_spelling, hide_trivial=hide_trivial)
+        if not (names or computations or opcodes or kind):
             from ..hlo.summary import summarize
             from .summary_command import summary_lines
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Console
@@ -9,6 +10,7 @@ from rich.text import Text
 
 from ..hlo.analysis import InstructionAnalysis, ModuleAnalysis
 from ..hlo.report import verdict_label
+from ..maps.expr import dim
 from ..maps.printer import format_map
 
 
@@ -84,10 +86,57 @@ _STATUS_STYLE = {
 }
 
 
-def render_module(console: Console, analysis: ModuleAnalysis, spelling: str = "floordiv") -> None:
+def _is_trivial(op: Any) -> bool:
+    """An operand read element for element: one identity map each way, exact."""
+    maps = (*op.output_to_input, *op.input_to_output)
+    return (
+        op.status == "exact"
+        and bool(maps)
+        and all(_identity(m) for m in maps if not m.is_known_empty)
+    )
+
+
+def _identity(m: Any) -> bool:
+    return (
+        not m.range_vars
+        and not m.rt_vars
+        and not m.constraints
+        and m.results == tuple(dim(k) for k in range(m.num_dims))
+    )
+
+
+def render_module(
+    console: Console,
+    analysis: ModuleAnalysis,
+    spelling: str = "floordiv",
+    hide_trivial: bool = False,
+) -> None:
     console.print(Text(f"module {analysis.module}", style="bold underline"))
+    computation = None
+    leaves: list[InstructionAnalysis] = []
+
+    def flush() -> None:
+        # parameters, constants and other operand-less instructions: one line per computation
+        if leaves:
+            names = ", ".join(f"{i.name} ({i.opcode})" for i in leaves)
+            console.print(Text(f"  no operands: {names}", style="dim"))
+            leaves.clear()
+
     for ins in analysis.instructions:
+        if ins.computation != computation:
+            flush()
+            computation = ins.computation
+            console.print(Text(f"computation {computation}", style="bold underline"))
+        if not ins.operands and not ins.notes:
+            leaves.append(ins)
+            continue
+        if hide_trivial:
+            kept = [op for op in ins.operands if not _is_trivial(op)]
+            if not kept and ins.operands:
+                continue
+            ins = replace(ins, operands=kept)
         render_instruction(console, ins, spelling)
+    flush()
     unknown = sorted(
         {
             i.opcode

@@ -415,8 +415,10 @@ def analyze(
     computations: Iterable[str] | None = None,
     with_utilization: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    only: Iterable[Instruction] | None = None,
 ) -> ModuleAnalysis:
-    """Analyse the selected instructions of ``module`` (all of them by default)."""
+    """Analyse the selected instructions of ``module`` (all of them by default; ``only``: these
+    instructions, in this order)."""
     options = AnalysisOptions(
         simplify=simplify,
         verify=verify and simplify,
@@ -426,7 +428,9 @@ def analyze(
     wanted_instr = set(instructions) if instructions else None
     wanted_comp = set(computations) if computations else None
     selected: list[tuple[Computation, Instruction]] = []
-    for comp in module.computations.values():
+    if only is not None:
+        selected = [(i.computation, i) for i in only if i.computation is not None]
+    for comp in module.computations.values() if only is None else ():
         if wanted_comp is not None and comp.name not in wanted_comp:
             continue
         for instr in comp.instructions:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ...maps.indexing_map import IndexingMap
 from ..ir import Instruction, Shape
 from ..op_rules import (
     IndexingTable,
@@ -178,7 +179,7 @@ def send_input_to_output(instr: Instruction) -> IndexingTable:
 @output_to_input_rule("recv")
 def recv_output_to_input(instr: Instruction) -> IndexingTable:
     # the token operand carries no data; the buffer is filled from another device
-    received = OperandIndexing((), notes=(_RECEIVED,))
+    received = OperandIndexing((IndexingMap.known_empty(),), notes=(_RECEIVED,))
     return [[received if out.is_array else no_reads()] for out in output_shapes(instr)]
 
 
