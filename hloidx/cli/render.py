@@ -9,9 +9,48 @@ from rich.console import Console
 from rich.text import Text
 
 from ..hlo.analysis import InstructionAnalysis, ModuleAnalysis
-from ..hlo.report import verdict_label
+from ..hlo.report import format_map, verdict_label
 from ..maps.expr import dim
-from ..maps.printer import format_map
+
+
+class Line:
+    """One output line as (text, style) pieces: building Rich ``Text`` objects for every line
+    of a large module cost more than writing them; a plain write never needs them."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, text: str = "", style: str | None = None) -> None:
+        self.pieces: list[tuple[str, str | None]] = [(text, style)] if text else []
+
+    def append(self, text: str, style: str | None = None) -> None:
+        self.pieces.append((text, style))
+
+    @property
+    def plain(self) -> str:
+        return "".join(text for text, _ in self.pieces)
+
+    def styled(self) -> Text:
+        return Text.assemble(*((t, s or "") for t, s in self.pieces))
+
+
+class LineBuffer:
+    """Lines gathered for one write. Printing each line through Rich cost most of the time on
+    large modules; the whole text is now written once (styled only on a terminal)."""
+
+    def __init__(self) -> None:
+        self.lines: list[Line] = []
+
+    def print(self, line: Line, **_: Any) -> None:
+        self.lines.append(line)
+
+    def write_to(self, console: Console) -> None:
+        if not self.lines:
+            return
+        if console.is_terminal:
+            console.print(Text("\n").join(line.styled() for line in self.lines))
+        else:
+            console.file.write("\n".join(t.plain for t in self.lines) + "\n")
+        self.lines = []
 
 
 def _verdict_style(label: str) -> str:
@@ -22,10 +61,8 @@ def _verdict_style(label: str) -> str:
     return "green"
 
 
-def render_instruction(
-    console: Console, ins: InstructionAnalysis, spelling: str = "floordiv"
-) -> None:
-    header = Text()
+def render_instruction(console: Any, ins: InstructionAnalysis, spelling: str = "floordiv") -> None:
+    header = Line()
     header.append(ins.name, style="bold cyan")
     header.append(" = ")
     header.append(ins.shape)
@@ -35,11 +72,11 @@ def render_instruction(
         header.append(f"   ({ins.computation})", style="dim")
     console.print(header)
     for note in ins.notes:
-        console.print(Text("  " + note, style="yellow"))
+        console.print(Line("  " + note, style="yellow"))
     if not ins.operands:
-        console.print(Text("  no operands", style="dim"))
+        console.print(Line("  no operands", style="dim"))
     for op in ins.operands:
-        title = Text(f"  operand {op.index}: ", style="bold")
+        title = Line(f"  operand {op.index}: ", style="bold")
         title.append(op.name)
         title.append(f"  {op.shape}", style="dim")
         status = op.status
@@ -58,13 +95,13 @@ def render_instruction(
         if op.is_undefined:
             for note in op.notes:
                 if note not in ins.notes:
-                    console.print(Text("    " + note, style="yellow"))
+                    console.print(Line("    " + note, style="yellow"))
         for label, maps, verdicts in (
             ("output→input", op.output_to_input, op.output_to_input_verdicts),
             ("input→output", op.input_to_output, op.input_to_output_verdicts),
         ):
             for k, m in enumerate(maps):
-                line = Text(f"    {label}: ", style="dim")
+                line = Line(f"    {label}: ", style="dim")
                 line.append(format_map(m, spelling))
                 verdict = verdicts[k] if k < len(verdicts) else None
                 if verdict is not None:
@@ -73,7 +110,7 @@ def render_instruction(
                     line.append(text, style=_verdict_style(text))
                 console.print(line)
         for name, _, m, producer in op.runtime_vars:
-            line = Text(f"    {name}: {producer}; ", style="dim")
+            line = Line(f"    {name}: {producer}; ", style="dim")
             line.append(format_map(m, spelling))
             console.print(line)
 
@@ -106,12 +143,23 @@ def _identity(m: Any) -> bool:
 
 
 def render_module(
-    console: Console,
+    target: Console,
     analysis: ModuleAnalysis,
     spelling: str = "floordiv",
     hide_trivial: bool = False,
 ) -> None:
-    console.print(Text(f"module {analysis.module}", style="bold underline"))
+    console = LineBuffer()
+    _render_module(console, analysis, spelling, hide_trivial)
+    console.write_to(target)
+
+
+def _render_module(
+    console: Any,
+    analysis: ModuleAnalysis,
+    spelling: str,
+    hide_trivial: bool,
+) -> None:
+    console.print(Line(f"module {analysis.module}", style="bold underline"))
     computation = None
     leaves: list[InstructionAnalysis] = []
 
@@ -119,14 +167,14 @@ def render_module(
         # parameters, constants and other operand-less instructions: one line per computation
         if leaves:
             names = ", ".join(f"{i.name} ({i.opcode})" for i in leaves)
-            console.print(Text(f"  no operands: {names}", style="dim"))
+            console.print(Line(f"  no operands: {names}", style="dim"))
             leaves.clear()
 
     for ins in analysis.instructions:
         if ins.computation != computation:
             flush()
             computation = ins.computation
-            console.print(Text(f"computation {computation}", style="bold underline"))
+            console.print(Line(f"computation {computation}", style="bold underline"))
         if not ins.operands and not ins.notes:
             leaves.append(ins)
             continue
@@ -144,7 +192,7 @@ def render_module(
             if any(n.startswith("unknown indexing") for n in i.notes)
         }
     )
-    summary = Text(f"{len(analysis.instructions)} instructions analysed", style="bold")
+    summary = Line(f"{len(analysis.instructions)} instructions analysed", style="bold")
     if unknown:
         summary.append(f"; without a rule: {', '.join(unknown)}", style="yellow")
     console.print(summary)

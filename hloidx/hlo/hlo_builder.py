@@ -10,7 +10,7 @@ from typing import Any
 from lark import Lark, Token, Transformer
 
 from ..errors import HloidxError, HloSemanticError, HloSyntaxError
-from ..grammar_files import grammar_text
+from ..grammar_files import grammar_text, lark_parser
 from ..source import Source, Span
 from .ir import CALL_ATTRIBUTES, Computation, HloModule, Instruction, Shape
 from .shape_text import (
@@ -44,7 +44,9 @@ _LARK_OPTIONS: dict[str, Any] = {
 @cache
 def _parser() -> tuple[Lark, _Builder]:
     builder = _Builder()
-    lark = Lark(grammar_text("hlo.lark"), lexer="contextual", transformer=builder, **_LARK_OPTIONS)
+    lark = lark_parser(
+        grammar_text("hlo.lark"), lexer="contextual", transformer=builder, **_LARK_OPTIONS
+    )
     return lark, builder
 
 

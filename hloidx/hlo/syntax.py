@@ -25,7 +25,7 @@ from lark import Lark
 from lark.exceptions import UnexpectedInput
 
 from ..errors import HloidxError, HloSyntaxError
-from ..grammar_files import grammar_text
+from ..grammar_files import grammar_text, lark_parser
 from ..source import Source
 from .fast_parser import _Fallback, _fast_parser
 from .hlo_builder import (
@@ -57,7 +57,7 @@ _LOCK = threading.Lock()
 
 def build_grammar(**options: Any) -> Lark:
     """A fresh Lark object for ``grammars/hlo.lark`` (tests build it with ``strict=True``)."""
-    return Lark(grammar_text("hlo.lark"), **{**_LARK_OPTIONS, **options})
+    return lark_parser(grammar_text("hlo.lark"), **{**_LARK_OPTIONS, **options})
 
 
 # ---------------------------------------------------------------------------------------------

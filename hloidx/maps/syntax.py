@@ -36,7 +36,7 @@ from lark import Lark, Token, UnexpectedCharacters, UnexpectedInput, UnexpectedT
 from lark.visitors import Transformer, v_args
 
 from ..errors import DomainError, HloidxError, MapSyntaxError
-from ..grammar_files import grammar_text
+from ..grammar_files import grammar_text, lark_parser
 from ..source import Source, Span
 from .expr import (
     Const,
@@ -326,7 +326,7 @@ def _parser() -> tuple[Lark, _MapBuilder]:
     cached = getattr(_LOCAL, "parser", None)
     if cached is None:
         builder = _MapBuilder()
-        lark = Lark(
+        lark = lark_parser(
             grammar_text("indexing_map.lark"),
             parser="lalr",
             # Positions come from tokens (they always carry them); propagating them to
@@ -342,7 +342,7 @@ def _parser() -> tuple[Lark, _MapBuilder]:
 
 def build_grammar(strict: bool = False) -> Lark:
     """A fresh tree-building parser for the grammar (tests build it with ``strict=True``)."""
-    return Lark(
+    return lark_parser(
         grammar_text("indexing_map.lark"),
         parser="lalr",
         propagate_positions=True,
