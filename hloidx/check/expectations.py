@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import HloidxError
+from ..hlo.module_files import find_module_files
 from ..hlo.report import error_to_json
 from ..maps.indexing_map import IndexingMap
 from ..maps.printer import format_map
@@ -447,27 +448,12 @@ def update_file(
 # ---------------------------------------------------------------------------
 
 
-def collect_files(paths: Sequence[str]) -> tuple[list[tuple[str, bool]], list[str]]:
-    """``(file, named explicitly)`` for every argument (directories: every ``*.hlo`` below
-    them, sorted), and the arguments that do not exist."""
-    files: list[tuple[str, bool]] = []
-    missing: list[str] = []
-    seen: set[str] = set()
-    for arg in paths:
-        path = Path(arg)
-        if path.is_dir():
-            found = sorted(str(p) for p in path.rglob("*.hlo") if p.is_file())
-            for f in found:
-                if f not in seen:
-                    seen.add(f)
-                    files.append((f, False))
-        elif path.is_file():
-            if str(path) not in seen:
-                seen.add(str(path))
-                files.append((str(path), True))
-        else:
-            missing.append(arg)
-    return files, missing
+def collect_files(
+    paths: Sequence[str], stage: str = "all"
+) -> tuple[list[tuple[str, bool]], list[str]]:
+    """``(file, named explicitly)`` for every argument (directories: every ``*.hlo`` and XLA
+    dump module text below them, sorted), and the arguments that do not exist."""
+    return find_module_files([p for p in paths if p != "-"], stage) if paths else ([], [])
 
 
 def _worker(item: tuple[str, bool, bool]) -> FileResult:

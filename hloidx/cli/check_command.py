@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from .options import console, global_options, plural, progress
+
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
@@ -28,14 +30,17 @@ import click
     show_default=True,
     help="Check files in N processes.",
 )
+@global_options
 def check(paths: tuple[str, ...], fmt: str, update: bool, jobs: int) -> None:
     """Check HLO files against their expected maps (NAME.expected beside NAME.hlo).
 
-    PATH is a file or a directory (searched recursively for *.hlo). For a file with an
-    expectation, every listed map is compared with the computed one semantically (the same
-    relation; a difference fails, with a diff) and textually (a different printed form of the
-    same map is only a note). Every simplification is verified. A file without an expectation
-    passes when every instruction analyses without error; ops with no rule are listed.
+    PATH is a file or a directory, searched recursively for *.hlo and for the module texts of
+    an XLA dump (`--xla_dump_to`: *before_optimizations.txt, *after_optimizations.txt). For a
+    file with an expectation, every listed map is compared with the computed one semantically
+    (the same relation; a difference fails, with a diff) and textually (a different printed
+    form of the same map is only a note). Every simplification is verified. A file without an
+    expectation passes when every instruction analyses without error; ops with no rule are
+    listed.
 
     With --update, expectations are rewritten from the computed maps, but only for files whose
     maps the independent oracle (an HLO provenance interpreter) confirms; an expectation is
@@ -49,15 +54,17 @@ def check(paths: tuple[str, ...], fmt: str, update: bool, jobs: int) -> None:
       hloidx check samples/ --jobs 2
     """
     from ..check import expectations as lib
-    from .main import _progress
 
     files, missing = lib.collect_files(paths)
     if missing:
         raise click.UsageError(f"no such file or directory: {', '.join(missing)}")
     if not files:
-        raise click.UsageError(f"no *.hlo files under {', '.join(paths)}")
+        raise click.UsageError(
+            f"no module files under {', '.join(paths)} (looked for *.hlo, "
+            "*before_optimizations.txt and *after_optimizations.txt)"
+        )
     show_progress = fmt == "text" and sys.stderr.isatty() and len(files) > 1
-    update_progress, stop = _progress(show_progress, "checking")
+    update_progress, stop = progress(show_progress, "checking")
     try:
         results = lib.run_check(files, update=update, jobs=jobs, progress=update_progress)
     finally:
@@ -87,10 +94,8 @@ def _render(results: list[Any], totals: dict[str, int]) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from .main import _console
-
-    out = _console()
-    err = _console(stderr=True)
+    out = console()
+    err = console(stderr=True)
     table = Table(title="hloidx check", show_lines=False)
     table.add_column("file", overflow="fold")
     table.add_column("status", no_wrap=True)
@@ -105,7 +110,26 @@ def _render(results: list[Any], totals: dict[str, int]) -> None:
             str(len(r.unsupported)),
             f"{r.seconds:.2f}",
         )
-    out.print(table)
+    if out.is_terminal:
+        out.print(table)
+    else:
+        # a pipe or a file: whole file names, one line per file, columns a script can split
+        rows = [("file", "status", "instructions", "maps", "unsupported", "seconds")]
+        rows += [
+            (
+                r.path,
+                r.status,
+                str(r.instructions),
+                str(r.maps_compared),
+                str(len(r.unsupported)),
+                f"{r.seconds:.2f}",
+            )
+            for r in results
+        ]
+        widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
+        for row in rows:
+            out.file.write("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+            out.file.write("\n")
     for r in results:
         for error in r.errors:
             err.print(Text(error))
@@ -135,10 +159,10 @@ def _render(results: list[Any], totals: dict[str, int]) -> None:
             more = f" and {len(r.unsupported) - 8} more" if len(r.unsupported) > 8 else ""
             out.print(Text(f"{r.path}: no indexing rule for {shown}{more}", style="dim"))
     line = (
-        f"{totals['files']} files, {totals['with_expectation']} with expectations, "
-        f"{totals['maps_compared']} maps compared: {totals['ok']} ok, {totals['problems']} with "
-        f"problems, {totals['bad_input']} bad input"
+        f"{plural(totals['files'], 'file')}, {totals['with_expectation']} with expectations, "
+        f"{plural(totals['maps_compared'], 'map')} compared: {totals['ok']} ok, "
+        f"{totals['problems']} with problems, {totals['bad_input']} bad input"
     )
     if totals["updated"]:
-        line += f", {totals['updated']} expectations updated"
+        line += f", {plural(totals['updated'], 'expectation')} updated"
     out.print(Text(line))

@@ -11,6 +11,7 @@ from rich.text import Text
 from ..hlo.analysis import InstructionAnalysis, ModuleAnalysis
 from ..hlo.report import format_map, verdict_label
 from ..maps.expr import dim
+from .options import plural
 
 
 class Line:
@@ -46,11 +47,74 @@ class LineBuffer:
     def write_to(self, console: Console) -> None:
         if not self.lines:
             return
-        if console.is_terminal:
-            console.print(Text("\n").join(line.styled() for line in self.lines))
-        else:
+        if not console.is_terminal:
+            # a pipe or a file: the lines whole (each map stays on one line, for grep and
+            # for pasting), no escape codes
             console.file.write("\n".join(t.plain for t in self.lines) + "\n")
+        else:
+            wrapped = [piece for line in self.lines for piece in wrap_line(line, console.width)]
+            if console.no_color:
+                # NO_COLOR: Rich would still send bold and dim; plain text has no codes at all
+                console.file.write("\n".join(t.plain for t in wrapped) + "\n")
+            else:
+                console.print(Text("\n").join(line.styled() for line in wrapped))
         self.lines = []
+
+
+# Where a long line may break, best first: after a comma (between map results, domain
+# entries), before an arrow, before a binary operator, at any space.
+_BREAKS = (", ", " -> ", " + ", " - ", " * ", " ")
+
+
+def wrap_line(line: Line, width: int) -> list[Line]:
+    """``line`` cut at token boundaries into lines of at most ``width`` columns (where a
+    token allows it), the continuation lines indented four columns past the first."""
+    plain = line.plain
+    if width <= 20 or len(plain) <= width:
+        return [line]
+    indent = len(plain) - len(plain.lstrip(" ")) + 4
+    cuts: list[int] = []
+    start, limit = 0, width
+    while len(plain) - start > limit:
+        window = plain[start : start + limit + 1]
+        cut = -1
+        for token in _BREAKS:
+            at = window.rfind(token, 1)
+            if at > limit // 3:
+                cut = at + (len(token) if token == ", " else 1 if token == " " else 0)
+                break
+        if cut <= 0:
+            break  # one token longer than the line: leave it whole
+        cuts.append(start + cut)
+        start += cut
+        while start < len(plain) and plain[start] == " ":
+            start += 1
+        cuts[-1] = start
+        limit = width - indent
+    if not cuts:
+        return [line]
+    out: list[Line] = []
+    bounds = [0, *cuts, len(plain)]
+    for k in range(len(bounds) - 1):
+        piece = _slice(line, bounds[k], bounds[k + 1])
+        if k:
+            piece.pieces.insert(0, (" " * indent, None))
+        text = piece.plain.rstrip(" ")
+        if text != piece.plain:
+            piece = _slice(piece, 0, len(text))
+        out.append(piece)
+    return out
+
+
+def _slice(line: Line, begin: int, end: int) -> Line:
+    out = Line()
+    at = 0
+    for text, style in line.pieces:
+        lo, hi = max(begin - at, 0), min(end - at, len(text))
+        if lo < hi:
+            out.append(text[lo:hi], style)
+        at += len(text)
+    return out
 
 
 def _verdict_style(label: str) -> str:
@@ -149,11 +213,11 @@ def render_module(
     hide_trivial: bool = False,
 ) -> None:
     console = LineBuffer()
-    _render_module(console, analysis, spelling, hide_trivial)
+    module_lines(console, analysis, spelling, hide_trivial)
     console.write_to(target)
 
 
-def _render_module(
+def module_lines(
     console: Any,
     analysis: ModuleAnalysis,
     spelling: str,
@@ -192,7 +256,7 @@ def _render_module(
             if any(n.startswith("unknown indexing") for n in i.notes)
         }
     )
-    summary = Line(f"{len(analysis.instructions)} instructions analysed", style="bold")
+    summary = Line(f"{plural(len(analysis.instructions), 'instruction')} analysed", style="bold")
     if unknown:
         summary.append(f"; without a rule: {', '.join(unknown)}", style="yellow")
     console.print(summary)
@@ -201,7 +265,7 @@ def _render_module(
 def render_simplify(console: Console, doc: dict[str, Any], explain_rules: list[Any] | None) -> None:
     if explain_rules is not None:
         # One rule per line and the map unwrapped below it, so each map can be copied whole.
-        console.print(Text(f"{len(explain_rules)} rule(s) applied", style="bold"))
+        console.print(Text(f"{plural(len(explain_rules), 'rule')} applied", style="bold"))
         for i, rule in enumerate(explain_rules, 1):
             console.print(Text(f"{i}. {rule['name']}", style="cyan"))
             console.print(Text("   " + rule["map"]), overflow="ignore", crop=False)
@@ -214,6 +278,9 @@ def render_simplify(console: Console, doc: dict[str, Any], explain_rules: list[A
         console.print(line)
         if verdict.get("counterexample"):
             console.print(Text(f"counterexample: {verdict['counterexample']}", style="red"))
+
+
+PATHS_SHOWN = "one path per distinct map (other paths that give the same map are not listed)"
 
 
 def render_chain(console: Console, doc: dict[str, Any]) -> None:
@@ -237,6 +304,8 @@ def render_chain(console: Console, doc: dict[str, Any]) -> None:
     console.print(Text("  " + status, style=_STATUS_STYLE.get(status, "yellow")))
     for note in doc.get("notes", []):
         console.print(Text("  " + note, style="yellow"))
+    if doc.get("paths"):
+        console.print(Text("  " + doc.get("paths_shown", PATHS_SHOWN), style="dim"))
     for k, path in enumerate(doc.get("paths", [])):
         console.print(Text(f"  path {k}:", style="dim"))
         for step in path:
@@ -245,24 +314,24 @@ def render_chain(console: Console, doc: dict[str, Any]) -> None:
             console.print(line)
 
 
-def render_trees(console: Console, trees: list[dict[str, Any]]) -> None:
+def tree_lines(console: Any, trees: list[dict[str, Any]]) -> None:
     """``--tree``: each fusion operand map with the composition steps that built it."""
     for tree in trees:
         console.print(
-            Text(
+            Line(
                 f"composition of {tree['instruction']} ({tree['computation']})",
                 style="bold underline",
             )
         )
         for entry in tree["maps"]:
             console.print(
-                Text(
+                Line(
                     f"  output {entry['output']} → operand {entry['operand']} "
                     f"({entry['operand_name']}):",
                     style="bold",
                 )
             )
             for step in entry["steps"]:
-                line = Text(f"    {step['instruction']} [{step['opcode']}]: ", style="dim")
+                line = Line(f"    {step['instruction']} [{step['opcode']}]: ", style="dim")
                 line.append(step["map"])
                 console.print(line)

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ..hlo.summary import SORT_KEYS
+from .options import global_options, plural
 
 
 def _number(value: float | None, kind: str | None = None) -> str:
@@ -51,7 +52,7 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
         lines.append(f"... {len(doc['rows']) - limit} more rows (--limit 0 shows every row)")
     totals = doc["totals"]
     n = totals["instructions"]
-    lines.append(f"totals over {n} instruction{'s' if n != 1 else ''}:")
+    lines.append(f"totals over {plural(n, 'instruction')}:")
     by_opcode = ", ".join(f"{k} {v}" for k, v in totals["by_opcode"].items())
     lines.append(f"  by opcode: {by_opcode}")
     statuses = ", ".join(f"{k} {v}" for k, v in totals["operands_by_status"].items())
@@ -90,6 +91,7 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
+@global_options
 def summary(file: str, sort: str, limit: int, no_verify: bool, fmt: str) -> None:
     """A triage table of an HLO module: which ops read how much of what, and how sure that is.
 
@@ -103,22 +105,22 @@ def summary(file: str, sort: str, limit: int, no_verify: bool, fmt: str) -> None
 
     \b
     Examples:
-      hloidx summary model.hlo
-      hloidx summary model.hlo --sort distinct --limit 10
-      hloidx summary model.hlo --format json
+      hloidx summary samples/corpus/cnn_pool_batchnorm.opt.hlo
+      hloidx summary samples/corpus/cnn_pool_batchnorm.opt.hlo --sort distinct --limit 10
+      hloidx summary samples/corpus/cnn_pool_batchnorm.opt.hlo --format json
     """
     from ..hlo.analysis import analyze
     from ..hlo.summary import summarize
     from ..hlo.syntax import parse_hlo_lenient
-    from .main import EXIT_BAD_INPUT, _progress, _read_text, _report_error
+    from .options import EXIT_BAD_INPUT, progress, read_text, report_error
 
-    text, where = _read_text(file, "HLO file")
+    text, where = read_text(file, "HLO file")
     module, errors = parse_hlo_lenient(text, where)
     for error in errors:
-        _report_error(error)
+        report_error(error)
     if module is None:
         sys.exit(EXIT_BAD_INPUT)
-    update, stop = _progress(fmt == "text" and sys.stderr.isatty(), "analysing")
+    update, stop = progress(fmt == "text" and sys.stderr.isatty(), "analysing")
     try:
         analysis = analyze(module, verify=not no_verify, progress=update)
     finally:

@@ -95,6 +95,7 @@ class ModuleAnalysis:
     module: str
     instructions: list[InstructionAnalysis] = field(default_factory=list)
     errors: list[HloidxError] = field(default_factory=list)
+    direction: str = "both"  # the maps that were asked for: "o2i" | "i2o" | "both"
 
 
 @dataclass(frozen=True)
@@ -331,6 +332,9 @@ def analyze_instruction(
 
     o2i: IndexingTable | None = None
     no_rule: str | None = None  # the op has no rule: its operands are UNDEFINED
+    # utilization is a property of the output-to-input maps: with --direction i2o they are
+    # still built (not shown) so that the figures do not disappear
+    o2i_for_utilization_only = options.direction == "i2o" and options.utilization
     if options.direction in ("o2i", "both"):
         try:
             o2i = cache.table(instr, "o2i", o2i_rule)
@@ -343,6 +347,11 @@ def analyze_instruction(
             result.notes.append(
                 f"internal error in the {instr.opcode} rule: {type(error).__name__}: {error}"
             )
+    elif o2i_for_utilization_only:
+        try:
+            o2i = cache.table(instr, "o2i", o2i_rule)
+        except Exception:  # the figures say unknown; the i2o rule reports the error
+            o2i = None
     i2o: IndexingTable | None = None
     if options.direction in ("i2o", "both"):
         try:
@@ -365,8 +374,16 @@ def analyze_instruction(
             _mark_unknown(operand, no_rule, "output_to_input", instr)
         if i2o is None and options.direction in ("i2o", "both") and no_rule is not None:
             _mark_unknown(operand, no_rule, "input_to_output", instr)
+        if o2i is None and o2i_for_utilization_only and instr.operands[i].shape.is_array:
+            operand.utilization = UNKNOWN
         try:
-            if o2i is not None:
+            if o2i is not None and o2i_for_utilization_only:
+                cells = [row[i] for row in o2i if i < len(row)]
+                maps, _ = _process(_cell_maps(cells), replace(options, verify=False), [])
+                dims = _operand_shape_dims(instr, i)
+                if dims is not None:
+                    operand.utilization = utilization(maps, dims)
+            elif o2i is not None:
                 cells = [row[i] for row in o2i if i < len(row)]
                 operand.exact = all(c.exact for c in cells)
                 maps, described = _process(
@@ -437,7 +454,7 @@ def analyze(
             if wanted_instr is not None and instr.name not in wanted_instr:
                 continue
             selected.append((comp, instr))
-    out = ModuleAnalysis(module.name)
+    out = ModuleAnalysis(module.name, direction=direction)
     cache = RuleCache()
     for n, (_, instr) in enumerate(selected, 1):
         out.instructions.append(analyze_instruction(instr, options, cache))

@@ -68,6 +68,9 @@ def chain_report(
             ]
             for t in reached.maps
         ],
+        # composition deduplicates: several paths that give one map are kept once
+        "paths_shown": "one path per distinct map (other paths that give the same map are "
+        "not listed)",
         "notes": list(reached.unknown),
         # collectives: output index -> group position of the replica whose data is read
         "replica_id_maps": [

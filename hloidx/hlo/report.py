@@ -33,13 +33,22 @@ def verdict_label(verdict: Any) -> str:
     return getattr(verdict, "label", str(verdict))
 
 
-def operand_to_json(op: OperandAnalysis, spelling: str = "floordiv") -> dict[str, Any]:
+def _maps_json(maps: Any, spelling: str, asked: bool) -> list[str]:
+    # a direction that was not asked for is empty; one asked for with no map is UNDEFINED
+    if not asked:
+        return []
+    return [format_map(m, spelling) for m in maps] or ["UNDEFINED"]
+
+
+def operand_to_json(
+    op: OperandAnalysis, spelling: str = "floordiv", direction: str = "both"
+) -> dict[str, Any]:
     return {
         "index": op.index,
         "name": op.name,
         "shape": op.shape,
-        "output_to_input": [format_map(m, spelling) for m in op.output_to_input] or ["UNDEFINED"],
-        "input_to_output": [format_map(m, spelling) for m in op.input_to_output] or ["UNDEFINED"],
+        "output_to_input": _maps_json(op.output_to_input, spelling, direction != "i2o"),
+        "input_to_output": _maps_json(op.input_to_output, spelling, direction != "o2i"),
         "output_to_input_verdicts": [
             verdict_label(v) if v is not None else None for v in op.output_to_input_verdicts
         ],
@@ -59,13 +68,15 @@ def operand_to_json(op: OperandAnalysis, spelling: str = "floordiv") -> dict[str
     }
 
 
-def instruction_to_json(ins: InstructionAnalysis, spelling: str = "floordiv") -> dict[str, Any]:
+def instruction_to_json(
+    ins: InstructionAnalysis, spelling: str = "floordiv", direction: str = "both"
+) -> dict[str, Any]:
     return {
         "computation": ins.computation,
         "name": ins.name,
         "opcode": ins.opcode,
         "shape": ins.shape,
-        "operands": [operand_to_json(o, spelling) for o in ins.operands],
+        "operands": [operand_to_json(o, spelling, direction) for o in ins.operands],
         "notes": list(ins.notes),
     }
 
@@ -74,6 +85,9 @@ def module_to_json(analysis: ModuleAnalysis, spelling: str = "floordiv") -> dict
     return {
         "schema_version": SCHEMA_VERSION,
         "module": analysis.module,
-        "instructions": [instruction_to_json(i, spelling) for i in analysis.instructions],
+        "direction": analysis.direction,
+        "instructions": [
+            instruction_to_json(i, spelling, analysis.direction) for i in analysis.instructions
+        ],
         "errors": [error_to_json(e) for e in analysis.errors],
     }

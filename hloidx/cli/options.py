@@ -1,0 +1,210 @@
+"""What every command shares: exit codes, the options accepted before or after the command
+name (``--color``, ``--debug``, ``-q``, ``-o``), consoles, progress bars, reading inputs."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
+
+
+class _Defaults:
+    debug = False
+    color = "auto"
+    quiet = False
+
+
+class _StateView:
+    """Options of the running command, kept in the root click context (so that one in-process
+    invocation, as in tests, never leaks into the next); defaults outside any command."""
+
+    def _meta(self) -> dict[str, Any] | None:
+        ctx = click.get_current_context(silent=True)
+        return None if ctx is None else ctx.find_root().meta.setdefault("hloidx.options", {})
+
+    def __getattr__(self, name: str) -> Any:
+        meta = self._meta()
+        if meta is not None and name in meta:
+            return meta[name]
+        return getattr(_Defaults, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        meta = self._meta()
+        if meta is None:
+            setattr(_Defaults, name, value)
+        else:
+            meta[name] = value
+
+
+State = _StateView()
+
+
+def reset_state() -> None:
+    _Defaults.debug, _Defaults.color, _Defaults.quiet = False, "auto", False
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """``1 instruction``, ``2 instructions``."""
+    return f"{count:,} {word if count == 1 else (words or word + 's')}"
+
+
+def console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    force = {"always": True, "never": False}.get(State.color)
+    no_color = State.color == "never" or ("NO_COLOR" in os.environ and State.color != "always")
+    width = None
+    if "HLOIDX_WIDTH" in os.environ:
+        width = int(os.environ["HLOIDX_WIDTH"])
+    return Console(
+        stderr=stderr,
+        # the stream of this moment: `--output` swaps sys.stdout after import time
+        file=sys.stderr if stderr else sys.stdout,
+        force_terminal=force,
+        no_color=no_color,
+        width=width,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def report_error(error: Exception) -> None:
+    from ..errors import HloidxError
+
+    if isinstance(error, HloidxError):
+        click.echo(error.render(), err=True)
+    else:
+        click.echo(f"error: {error}", err=True)
+
+
+def read_text(path: str, what: str) -> tuple[str, str]:
+    """Text of a file argument or ``-`` (stdin); undecodable bytes become U+FFFD."""
+    if path == "-":
+        data = (
+            sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        )
+        return data.decode("utf-8", errors="replace"), "<stdin>"
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", errors="replace"), path
+    except IsADirectoryError:
+        raise click.UsageError(f"{path} is a directory; name the module files in it") from None
+    except OSError as error:
+        raise click.UsageError(f"cannot read {what} {path}: {error.strerror}") from None
+
+
+def progress(
+    enabled: bool, total_hint: str
+) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
+    """A transient progress bar on stderr (a terminal only; never with ``-q``)."""
+    if not enabled or State.quiet:
+        return None, lambda: None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn(total_hint),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console(stderr=True),
+        transient=True,
+    )
+    bar.start()
+    task = bar.add_task(total_hint, total=None)
+
+    def update(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    return update, bar.stop
+
+
+# ---------------------------------------------------------------------------
+# Options accepted before and after the command name
+# ---------------------------------------------------------------------------
+
+
+def _set_color(ctx: click.Context, _: Any, value: str | None) -> None:
+    if value is not None:
+        State.color = value
+
+
+def _set_debug(ctx: click.Context, _: Any, value: bool) -> None:
+    if value:
+        # read by `main` after the command's context is gone; `main` resets it per run
+        _Defaults.debug = True
+
+
+def _set_quiet(ctx: click.Context, _: Any, value: bool) -> None:
+    if value:
+        State.quiet = True
+
+
+def _set_output(ctx: click.Context, _: Any, value: str | None) -> None:
+    if value is None or value == "-":
+        return
+    try:
+        handle = open(value, "w", encoding="utf-8")  # noqa: SIM115 - closed with the context
+    except OSError as error:
+        raise click.BadParameter(f"cannot write {value}: {error.strerror}") from None
+    previous = sys.stdout
+    sys.stdout = handle
+
+    def restore() -> None:
+        sys.stdout = previous
+        handle.close()
+
+    ctx.call_on_close(restore)
+
+
+def global_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--color``, ``--debug``, ``-q`` and ``-o``, on the group and on every command, so that
+    ``hloidx maps f.hlo --color never`` works as well as ``hloidx --color never maps f.hlo``."""
+    decorators = [
+        click.option(
+            "--color",
+            type=click.Choice(["auto", "always", "never"]),
+            default=None,
+            expose_value=False,
+            is_eager=True,
+            callback=_set_color,
+            help="Colour in text output: auto (a terminal, unless NO_COLOR is set), always, never.",
+        ),
+        click.option(
+            "--debug",
+            is_flag=True,
+            expose_value=False,
+            is_eager=True,
+            callback=_set_debug,
+            help="Show Python tracebacks for internal errors.",
+        ),
+        click.option(
+            "-q",
+            "--quiet",
+            is_flag=True,
+            expose_value=False,
+            is_eager=True,
+            callback=_set_quiet,
+            help="No progress bars and no notes on stderr; errors are still shown.",
+        ),
+        click.option(
+            "-o",
+            "--output",
+            metavar="FILE",
+            default=None,
+            expose_value=False,
+            callback=_set_output,
+            help="Write the output to FILE instead of standard output (no colour).",
+        ),
+    ]
+    for decorate in reversed(decorators):
+        command = decorate(command)
+    return command

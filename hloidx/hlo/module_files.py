@@ -1,0 +1,56 @@
+"""Which files hold HLO modules: ``*.hlo`` files, and the module texts of an XLA dump directory
+(``--xla_dump_to``), which sit among buffer assignments, LLVM IR, object files and protos."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+# module_0008.jit_f.before_optimizations.txt, module_0008.jit_f.cpu_after_optimizations.txt,
+# module_0001.jit_f.sm_8.0_gpu_after_optimizations.txt; not the `-buffer-assignment.txt`,
+# `-memory-usage-report.txt` and `-live-range.txt` files written beside them.
+_DUMP_MODULE = re.compile(r"(?:^|[._])(before|after)_optimizations\.txt$")
+
+STAGES = ("before", "after", "all")
+
+
+def dump_stage(name: str) -> str | None:
+    """``before`` or ``after`` for an XLA dump's module text, None for any other file."""
+    match = _DUMP_MODULE.search(name)
+    return match.group(1) if match else None
+
+
+def is_module_file(name: str, stage: str = "all") -> bool:
+    if name.endswith(".hlo"):
+        return True
+    found = dump_stage(name)
+    return found is not None and stage in ("all", found)
+
+
+def find_module_files(
+    paths: Sequence[str], stage: str = "all"
+) -> tuple[list[tuple[str, bool]], list[str]]:
+    """``(file, named explicitly)`` for every argument, directories searched recursively for
+    module files (sorted), and the arguments that do not exist. A file named explicitly is
+    taken whatever its name."""
+    files: list[tuple[str, bool]] = []
+    missing: list[str] = []
+    seen: set[str] = set()
+    for arg in paths:
+        path = Path(arg)
+        if path.is_dir():
+            found = sorted(
+                str(p) for p in path.rglob("*") if p.is_file() and is_module_file(p.name, stage)
+            )
+            for name in found:
+                if name not in seen:
+                    seen.add(name)
+                    files.append((name, False))
+        elif path.is_file() or arg == "-":
+            if arg not in seen:
+                seen.add(arg)
+                files.append((arg, True))
+        else:
+            missing.append(arg)
+    return files, missing
