@@ -30,7 +30,7 @@ from map_corpus import corpus  # noqa: E402
 from hloidx.maps.printer import format_map  # noqa: E402
 from hloidx.maps.simplify import simplify, simplify_with_rules  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = ROOT / "tests" / "data" / "corpus"
 
 
 def corpus_lines() -> list[str]:

@@ -721,7 +721,7 @@ def test_multiline_form_shape() -> None:
         (d1 - d0 * 3, "d1 - d0 * 3"),
         (d1 - 4, "d1 - 4"),
         (d1 - floordiv(d0, 2) * 3, "d1 - (d0 floordiv 2) * 3"),
-        (mod(d0 * -1, 3), "(-d0) mod 3"),
+        (mod(d0 * -1, 3), "-d0 mod 3"),  # as XLA prints it: unary minus binds tightest
         (floordiv(d0 * 2 + 1, 3), "(d0 * 2 + 1) floordiv 3"),
         (mod(floordiv(d0, 4), 2) * 8, "((d0 floordiv 4) mod 2) * 8"),
         (min_(d0 + 1, 5), "min(d0 + 1, 5)"),

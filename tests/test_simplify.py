@@ -36,6 +36,7 @@ from hloidx.maps.expr import (
 from hloidx.maps.indexing_map import IndexingMap, MapState, Variable, compose
 from hloidx.maps.interval import Interval
 from hloidx.maps.linear_form import _combine, _sorted_sum
+from hloidx.maps.map_simplify import SimplifyOptions
 from hloidx.maps.printer import format_map
 from hloidx.maps.simplify import (
     AppliedRule,
@@ -202,7 +203,10 @@ B = {d0: Interval(0, 9), d1: Interval(0, 9), d2: Interval(0, 3), s0: Interval(0,
         ("mod", mod(d0 * 6, 4), mod(d0 * 3, 2) * 2),
         ("mod", mod(mod(s0, 12), 4), mod(s0, 4)),
         ("floordiv", floordiv(d0 * 4 + d2, 8), floordiv(d0, 2)),
-        ("floordiv", floordiv(d0 * 16 + d1 + 17, 8), d0 * 2 + floordiv(d1 + 1, 8) + 2),
+        # the constant stays inside unless a whole multiple of the divisor (as XLA): moving
+        # 16 out as `+ 2` would make the expression longer
+        ("floordiv", floordiv(d0 * 16 + d1 + 17, 8), d0 * 2 + floordiv(d1 + 17, 8)),
+        ("floordiv", floordiv(d0 * 16 + d1 + 16, 8), d0 * 2 + floordiv(d1, 8) + 2),
         ("floordiv", floordiv(floordiv(s0, 4), 8), floordiv(s0, 32)),
         ("floordiv", floordiv(mod(s0, 32), 4), mod(floordiv(s0, 4), 8)),
         ("floordiv", floordiv(d1 * 2 + floordiv(s0, 16), 3), floordiv(d1 * 32 + s0, 48)),
@@ -471,6 +475,20 @@ def test_reshape_chain_collapses_to_identity(case):
     identity = tuple(const(0) if size == 1 else dim(i) for i, size in enumerate(source))
     assert s.results == identity, (shapes, str(s))
     assert s.constraints == ()
+
+
+def test_point_dimension_results_stay_variables() -> None:
+    from hloidx.maps.syntax import parse_map
+
+    # XLA's kPreserve: a result that is a size-1 dimension is not folded to 0 ...
+    m = parse_map("(d0, d1) -> (d0, d1 + 2), domain: d0 in [0, 0], d1 in [0, 5]")
+    assert format_map(simplify(m)) == "(d0, d1) -> (d0, d1 + 2), domain: d0 in [0, 0], d1 in [0, 5]"
+    # ... unless asked, as XLA's default Simplify() does
+    folded = simplify(m, options=SimplifyOptions(preserve_point_dims=False))
+    assert format_map(folded) == "(d0, d1) -> (0, d1 + 2), domain: d0 in [0, 0], d1 in [0, 5]"
+    # inside a larger expression the dimension is its value
+    inner = parse_map("(d0, d1) -> (d0 * 12 + d1), domain: d0 in [0, 0], d1 in [0, 11]")
+    assert format_map(simplify(inner)) == "(d0, d1) -> (d1), domain: d0 in [0, 0], d1 in [0, 11]"
 
 
 @pytest.mark.parametrize(

@@ -421,8 +421,16 @@ def update_file(
     )
     reason = _oracle_gate(analysed, keys)
     if reason is not None:
-        result.update_refused = f"the oracle does not confirm the maps: {reason}"
-        return
+        if expectation is None or result.mismatches or result.errors:
+            result.update_refused = f"the oracle does not confirm the maps: {reason}"
+            return
+        # The oracle cannot confirm (a module too large to enumerate), but every computed map
+        # was just shown equal in meaning to a committed one, slot by slot: only the printed
+        # form changes, and what was confirmed when it was committed still holds.
+        result.notes.append(
+            "rewritten in the current printed form without the oracle (it refused: "
+            f"{reason[:160]}); every map is equal in meaning to the committed one"
+        )
     comments = (
         expectation.comments
         if expectation is not None

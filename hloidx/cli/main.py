@@ -74,6 +74,23 @@ def cli() -> None:
     show_default=True,
     help="How to print floor division (newer XLA prints '/').",
 )
+@click.option(
+    "--canonical-order",
+    is_flag=True,
+    help="Print every sum in XLA's canonical summand order, even one the simplifier left "
+    "unchanged (by default such a sum keeps the order it was written in).",
+)
+@click.option(
+    "--fold-point-dims",
+    is_flag=True,
+    help="A result that is a dimension of size 1 becomes its value (XLA's default Simplify()); "
+    "by default it stays the dimension (XLA's kPreserve).",
+)
+@click.option(
+    "--no-rescale",
+    is_flag=True,
+    help="Keep range variables pinned to one residue (`s0 mod 6 in [0, 0]`) as they are.",
+)
 @global_options
 def simplify(
     map_text: str | None,
@@ -83,6 +100,9 @@ def simplify(
     no_verify: bool,
     remove_unused: bool,
     floordiv_spelling: str,
+    canonical_order: bool,
+    fold_point_dims: bool,
+    no_rescale: bool,
 ) -> None:
     """Simplify an indexing map and check that the result is equivalent.
 
@@ -92,14 +112,18 @@ def simplify(
     checked), `sampled (N points)` (only a sample checked: not a proof) or `refuted` (a bug:
     exit code 1, with a counterexample).
 
+    The result is never longer (in operations, results and constraints together) than the
+    map given; sums come in XLA's canonical order, and a map XLA printed already simplified
+    comes back as it was.
+
     \b
     Example:
       hloidx simplify "(d0) -> (d0 floordiv 4, d0 mod 4 + 1), domain: d0 in [0, 3]"
       (d0) -> (0, d0 + 1), domain: d0 in [0, 3]
       verdict: proved
     """
+    from ..maps.map_simplify import SimplifyOptions, keep_given_order, simplify_with_rules
     from ..maps.printer import format_map
-    from ..maps.simplify import simplify_with_rules
     from ..maps.syntax import parse_map
 
     if file_ is not None and map_text is not None:
@@ -114,7 +138,11 @@ def simplify(
         text, where = map_text, "<map>"
 
     original = parse_map(text, where)
-    simplified, rules = simplify_with_rules(original, remove_unused=remove_unused)
+    options = SimplifyOptions(preserve_point_dims=not fold_point_dims, rescale=not no_rescale)
+    simplified, rules = simplify_with_rules(original, remove_unused=remove_unused, options=options)
+    if not canonical_order:
+        # what the simplifier did not change comes back as written, character for character
+        simplified = keep_given_order(original, simplified)
     verdict = None
     if not no_verify:
         from ..maps.equivalence import verify

@@ -462,6 +462,7 @@ _FROM_TRAVERSAL = frozenset(
         "sort_key",
         "sort_summands",
         "variables",
+        "xla_order_key",
     }
 )
 

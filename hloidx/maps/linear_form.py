@@ -13,8 +13,8 @@ from .expr import (
     Mul,
     children,
     const,
-    sort_key,
     split_coefficient,
+    xla_order_key,
 )
 
 Terms = list[tuple[Expr, int]]
@@ -36,9 +36,8 @@ def _linear(expr: Expr) -> tuple[Terms, int]:
 
 
 def _summand_key(term: Expr) -> tuple:
-    if type(term) is Const:
-        return (1,)
-    return (0, sort_key(split_coefficient(term)[0]))
+    # XLA's canonical order, so that a sum XLA printed comes back as it was
+    return xla_order_key(term)
 
 
 def _combine(terms: Iterable[tuple[Expr, int]], constant: int = 0) -> Expr:

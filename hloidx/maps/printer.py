@@ -99,6 +99,11 @@ def format_expr(
             visit(node.rhs, False)
             emit(")")
             return
+        if t is Mul and type(node.rhs) is Const and node.rhs.value == -1 and type(node.lhs) is Var:
+            # unary minus binds tighter than any operator (XLA prints `-d0 mod 2`)
+            emit("-")
+            visit(node.lhs, True)
+            return
         if strong:
             emit("(")
         if t is Mul and type(node.rhs) is Const and node.rhs.value == -1:

@@ -35,10 +35,10 @@ Summands come in the canonical order of ``sort_summands``; :func:`simplify` is i
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from math import gcd
 
-from ..caches import memo, register
+from ..caches import register
 from .constraints import _known_empty, _merge_mod_constraints, _move_into_interval
 from .expr import (
     BUILDERS,
@@ -121,7 +121,7 @@ class ExprSimplifier:
         passed = []
         for _ in range(_MAX_REWRITES):
             interval = self.range(current)
-            if interval.lower == interval.upper and interval.lower not in _SATURATED:
+            if self._point(interval, current):
                 result = self._fired("point-range", current, const(interval.lower))
                 break
             if type(current) is Var:
@@ -139,7 +139,7 @@ class ExprSimplifier:
                 passed.append(node)
                 # Simpler children can give a tighter interval for the node itself.
                 interval = self.range(node)
-                if interval.lower == interval.upper and interval.lower not in _SATURATED:
+                if self._point(interval, node):
                     result = self._fired("point-range", node, const(interval.lower))
                     break
             rewritten = self._rewrite(node)
@@ -149,7 +149,7 @@ class ExprSimplifier:
                     # A constraint is stored on the canonical (sorted) sum: its interval
                     # may pin the sorted form where it did not pin the one written.
                     interval = self.range(result)
-                    if interval.lower == interval.upper and interval.lower not in _SATURATED:
+                    if self._point(interval, result):
                         result = self._fired("point-range", result, const(interval.lower))
                 break
             current = rewritten
@@ -165,6 +165,11 @@ class ExprSimplifier:
             memo[form] = result
         memo[result] = result
         return result
+
+    @staticmethod
+    def _point(interval: Interval, expr: Expr) -> bool:
+        """Whether ``point-range`` folds ``expr`` (its interval is one exact value)."""
+        return interval.lower == interval.upper and interval.lower not in _SATURATED
 
     def _simplify_children(self, node: Expr) -> Expr:
         t = type(node)
@@ -262,8 +267,11 @@ class ExprSimplifier:
             return self._fired("mod", node, mod(x.lhs, m))
         terms, constant = _linear(x)
         kept = [(t, c) for t, c in terms if c % m != 0]
-        if len(kept) != len(terms) or not 0 <= constant < m:
-            return self._fired("mod", node, mod(_combine(kept, constant % m), m))
+        if len(kept) != len(terms) or (constant and constant % m == 0) or constant >= m:
+            # Multiples of the modulus go; a negative constant stays as written (`(x - 3)
+            # mod 7`, not `(x + 4) mod 7`): the same length, and the form the reader gave.
+            left = constant % m if constant >= m or constant % m == 0 else constant
+            return self._fired("mod", node, mod(_combine(kept, left), m))
         r = self.range(x)
         if r.lower // m == r.upper // m:
             return self._fired("mod", node, _combine(terms, constant - (r.lower // m) * m))
@@ -286,9 +294,12 @@ class ExprSimplifier:
         terms, constant = _linear(x)
         extracted = [(t, c // d) for t, c in terms if c % d == 0]
         rest = [(t, c) for t, c in terms if c % d != 0]
-        if extracted or not 0 <= constant < d:
-            outside = _combine(extracted, constant // d)
-            inside = _combine(rest, constant % d)
+        if extracted or (constant and constant % d == 0):
+            # A constant moves out only whole: `(x - 3) floordiv 7` as `(x + 4) floordiv 7 - 1`
+            # would be longer than what was written (as XLA: only multiples of the divisor).
+            whole = constant - constant % d if constant % d == 0 or not rest else 0
+            outside = _combine(extracted, whole // d)
+            inside = _combine(rest, constant - whole)
             return self._fired("floordiv", node, add(floordiv(inside, d), outside))
         split = self._low_split(terms, constant, d)
         if split is not None:
@@ -463,124 +474,17 @@ def _simplify_constraints(
     return current
 
 
-# ---------------------------------------------------------------------------
-# Maps
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AppliedRule:
-    """One rule family that changed the map, with an example of its effect."""
-
-    name: str
-    before: str
-    after: str
-    map_after: IndexingMap
-
-
-def _simplify_map(indexing_map: IndexingMap, rules: list[AppliedRule] | None) -> IndexingMap:
-    if indexing_map.state is not MapState.NORMAL:
-        return indexing_map
-    record = None
-    if rules is not None:
-        previous = [indexing_map]
-
-        def record(name: str, after: IndexingMap) -> None:
-            rules.append(AppliedRule(name, str(previous[0]), str(after), after))
-            previous[0] = after
-
-    current = _simplify_constraints(indexing_map, record)
-    if current.state is not MapState.NORMAL:
-        return current
-    fired: dict[str, tuple[Expr, Expr]] = {}
-    on_rule = None
-    if rules is not None:
-
-        def on_rule(family: str, before: Expr, after: Expr) -> None:
-            fired.setdefault(family, (before, after))
-
-    if on_rule is None:
-        simplifier = _shared_simplifier(current.bounds(), current.constraints)
-    else:
-        # A private memo: every rule that fires must be seen.
-        simplifier = ExprSimplifier(RangeEvaluator.of_map(current), on_rule)
-    results = tuple(simplifier.simplify(r) for r in current.results)
-    if results != current.results:
-        current = replace(current, results=results)
-    if rules is not None:
-        for family, (before, after) in fired.items():
-            rules.append(AppliedRule(family, str(before), str(after), current))
-    return current
-
-
-def simplify_with_rules(
-    indexing_map: IndexingMap, *, remove_unused: bool = False
-) -> tuple[IndexingMap, list[AppliedRule]]:
-    """The simplified map and the rule families that changed it, in order."""
-    rules: list[AppliedRule] = []
-    result = _simplify_map(indexing_map, rules)
-    if remove_unused and result.state is MapState.NORMAL:
-        trimmed = result.remove_unused_symbols()
-        if trimmed != result:
-            rules.append(AppliedRule("remove-unused-symbols", str(result), str(trimmed), trimmed))
-            result = trimmed
-    return result, rules
-
-
-def simplify(indexing_map: IndexingMap, *, remove_unused: bool = False) -> IndexingMap:
-    """The simplified map (a fixed point: simplifying it again changes nothing).
-
-    Undefined and known-empty maps come back unchanged. Unused symbols are kept unless
-    ``remove_unused`` (XLA's ``Simplify`` keeps them too). Results are memoised by map
-    (maps are immutable and simplification is a function of the map alone).
-    """
-    result = _simplified(indexing_map)
-    if remove_unused and result.state is MapState.NORMAL:
-        result = result.remove_unused_symbols()
-    return result
-
-
-@memo(65536)
-def _simplified(indexing_map: IndexingMap) -> IndexingMap:
-    if indexing_map.state is not MapState.NORMAL:
-        return indexing_map
-    if not indexing_map.constraints:
-        trivial = _simplify_trivial(indexing_map)
-        if trivial is not None:
-            return trivial
-    return _simplify_map(indexing_map, None)
-
-
-def _simplify_trivial(indexing_map: IndexingMap) -> IndexingMap | None:
-    """The result for a map without constraints whose results are variables and constants.
-
-    No rule applies to such a map except ``point-range`` (a variable with a one-value
-    bound is that value), so the general machinery is skipped; None for any other map.
-    """
-    results = indexing_map.results
-    changed = False
-    for r in results:
-        t = type(r)
-        if t is Var:
-            group = (indexing_map.dim_vars, indexing_map.range_vars, indexing_map.rt_vars)[r.kind]
-            if r.index >= len(group) or group[r.index].bounds.is_point:
-                changed = True
-        elif t is not Const:
-            return None
-    if not changed:
-        return indexing_map
-    return _simplify_map(indexing_map, None)
-
-
 def clear_caches() -> None:
     """Forget every memoised simplification and expression property (for cold benchmarks)."""
     from . import expr
+    from .map_simplify import _simplified
 
     _simplified.cache_clear()
     _SHARED.clear()
     _cost.cache_clear()
     expr.variables.cache_clear()
     expr.sort_key.cache_clear()
+    expr.xla_order_key.cache_clear()
 
 
 # ---------------------------------------------------------------------------
@@ -589,12 +493,30 @@ def clear_caches() -> None:
 
 
 __all__ = [
-    "AppliedRule",
     "ExprSimplifier",
     "clear_caches",
     "remove_unused_vars",
     "rescale_symbols",
-    "simplify",
     "simplify_expr",
-    "simplify_with_rules",
 ]
+
+# The map-level driver lives in .map_simplify (it needs the expression simplifier above);
+# read through this module too, lazily, so that importing either one first works.
+_FROM_MAP_SIMPLIFY = frozenset(
+    {
+        "AppliedRule",
+        "SimplifyOptions",
+        "simplify",
+        "simplify_with_rules",
+        "_simplified",
+        "_simplify_map",
+    }
+)
+
+
+def __getattr__(name: str):
+    if name in _FROM_MAP_SIMPLIFY:
+        from . import map_simplify
+
+        return getattr(map_simplify, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

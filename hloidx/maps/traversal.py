@@ -27,7 +27,6 @@ from .expr import (
     min_,
     mod,
     mul,
-    split_coefficient,
 )
 
 #: The builder for each binary node class (used by generic rebuilds).
@@ -218,8 +217,29 @@ def sort_summands(expr: Expr) -> Expr:
     return visit(expr)
 
 
+# XLA's order of expression kinds (`SymbolicExprType`): sums, products, mods, floor and ceiling
+# divisions, max, min, then variables, then constants.
+_XLA_RANK = {Add: 0, Mul: 1, Mod: 2, FloorDiv: 3, CeilDiv: 4, Max: 5, Min: 6, Var: 7, Const: 8}
+
+
+@memo(65536)
+def xla_order_key(expr: Expr) -> tuple[Any, ...]:
+    """The order in which XLA sorts the summands of a canonical sum: by kind (above), then
+    variables by number (dimensions, then range, then runtime variables), constants by value,
+    and binary nodes by their left operand, then their right one; a sum is XLA's left-deep
+    ``((a + b) + c)``. So ``bl_x * 128 + th_x``, ``s0 mod 3 + d0`` and
+    ``(s0 mod 3) * 4 + s0 * 3 + d0`` keep the order XLA prints them in."""
+    t = type(expr)
+    if t is Var:
+        return (7, (int(expr.kind), expr.index))
+    if t is Const:
+        return (8, expr.value)
+    if t is Add:
+        terms = expr.terms
+        head = xla_order_key(terms[0]) if len(terms) == 2 else xla_order_key(Add(terms[:-1]))
+        return (0, (head, xla_order_key(terms[-1])))
+    return (_XLA_RANK[t], (xla_order_key(expr.lhs), xla_order_key(expr.rhs)))
+
+
 def _summand_key(term: Expr) -> tuple[Any, ...]:
-    monomial, _ = split_coefficient(term)
-    if type(term) is Const:
-        return (1,)
-    return (0, sort_key(monomial))
+    return xla_order_key(term)

@@ -1,0 +1,255 @@
+"""Simplifying whole maps: the constraint phase, then the results, then rescaled symbols; and
+the promises made to the reader: a simplified map is never longer than the one given,
+dimensions of size 1 stay variables (XLA's ``kPreserve``), and ``keep_order`` gives back a sum
+that did not change in the order it was written (so a map XLA printed simplified comes back
+character for character)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..caches import memo
+from .expr import Add, Const, Expr, Var, children, dim, sort_summands
+from .indexing_map import IndexingMap, MapState
+from .range_eval import RangeEvaluator
+from .simplify import ExprSimplifier, _shared_simplifier, _simplify_constraints
+from .variables import rescale_symbols
+
+
+@dataclass(frozen=True)
+class AppliedRule:
+    """One rule family that changed the map, with an example of its effect."""
+
+    name: str
+    before: str
+    after: str
+    map_after: IndexingMap
+
+
+@dataclass(frozen=True)
+class SimplifyOptions:
+    """How far :func:`simplify` goes.
+
+    ``preserve_point_dims``: a result that is a dimension whose range is one value stays that
+    variable (XLA's ``SimplifyPointDimensions::kPreserve``; False folds it to its value, as
+    XLA's default ``Simplify()`` does). ``rescale``: a range variable pinned to one residue
+    (``s mod c in [r, r]``) is renumbered to ``s * c + r`` (XLA's ``RescaleSymbols``; the
+    relation is the same), where that does not make the map longer."""
+
+    preserve_point_dims: bool = True
+    rescale: bool = True
+
+
+DEFAULT = SimplifyOptions()
+
+
+def _point_dims(indexing_map: IndexingMap, options: SimplifyOptions) -> frozenset[Var]:
+    if not options.preserve_point_dims:
+        return frozenset()
+    return frozenset(dim(k) for k, v in enumerate(indexing_map.dim_vars) if v.bounds.is_point)
+
+
+def _simplify_map(
+    indexing_map: IndexingMap,
+    rules: list[AppliedRule] | None,
+    options: SimplifyOptions = DEFAULT,
+) -> IndexingMap:
+    if indexing_map.state is not MapState.NORMAL:
+        return indexing_map
+    record = None
+    if rules is not None:
+        previous = [indexing_map]
+
+        def record(name: str, after: IndexingMap) -> None:
+            rules.append(AppliedRule(name, str(previous[0]), str(after), after))
+            previous[0] = after
+
+    current = _simplify_constraints(indexing_map, record)
+    if current.state is not MapState.NORMAL:
+        return current
+    fired: dict[str, tuple[Expr, Expr]] = {}
+    if rules is None:
+        simplifier = _shared_simplifier(current.bounds(), current.constraints)
+    else:
+        # A private memo: every rule that fires must be seen.
+        def on_rule(family: str, before: Expr, after: Expr) -> None:
+            fired.setdefault(family, (before, after))
+
+        simplifier = ExprSimplifier(RangeEvaluator.of_map(current), on_rule)
+    # A result that is a dimension of size 1 stays that dimension (XLA's kPreserve), so that
+    # `(d0, d1) -> (d0, d1)` over f32[1,16] reads as the identity it is; inside a larger
+    # expression the dimension is its value, as before (`d0 * 12 + d1` is `d1`).
+    keep = _point_dims(current, options)
+    results = tuple(r if r in keep else simplifier.simplify(r) for r in current.results)
+    if results != current.results:
+        current = replace(current, results=results)
+    if rules is not None:
+        for family, (before, after) in fired.items():
+            rules.append(AppliedRule(family, str(before), str(after), current))
+    current = _never_longer(indexing_map, current)
+    if options.rescale and current.range_vars and current.constraints:
+        rescaled = rescale_symbols(current)
+        if rescaled != current:
+            rescaled = _simplify_map(rescaled, None, replace(options, rescale=False))
+            # renumbering removes a constraint but can lengthen results (`s0` becoming
+            # `s0 * 3 + 1`): it is kept only where the map gets no longer
+            if operation_count(rescaled) <= operation_count(current):
+                if record:
+                    record("rescale-symbols", rescaled)
+                current = rescaled
+    return current
+
+
+@memo(65536)
+def operations(expr: Expr) -> int:
+    """Binary operations written in ``expr``: a sum of k summands is k - 1 additions."""
+    t = type(expr)
+    if t is Const or t is Var:
+        return 0
+    if t is Add:
+        return len(expr.terms) - 1 + sum(operations(x) for x in expr.terms)
+    return 1 + operations(expr.lhs) + operations(expr.rhs)
+
+
+def operation_count(indexing_map: IndexingMap) -> int:
+    """Operations in the results and the constraint expressions: what "longer" means."""
+    return sum(operations(r) for r in indexing_map.results) + sum(
+        operations(e) for e, _ in indexing_map.constraints
+    )
+
+
+def _never_longer(given: IndexingMap, simplified: IndexingMap) -> IndexingMap:
+    """``simplified``, except where it is longer than ``given``: a result that grew is the
+    one given (it has the same values on the same points: simplification keeps the set of
+    points, only its description changes), and constraints that grew in total are those
+    given (with the simplified bounds, which they imply)."""
+    if simplified.state is not MapState.NORMAL or given.state is not MapState.NORMAL:
+        return simplified
+    if simplified.range_vars != given.range_vars or simplified.rt_vars != given.rt_vars:
+        return simplified  # renumbered symbols: the given expressions no longer apply
+    results = tuple(
+        g if operations(s) > operations(g) else s
+        for g, s in zip(given.results, simplified.results, strict=True)
+    )
+    constraints = simplified.constraints
+    if sum(operations(e) for e, _ in constraints) > sum(
+        operations(e) for e, _ in given.constraints
+    ):
+        constraints = given.constraints
+    if results == simplified.results and constraints == simplified.constraints:
+        return simplified
+    out = replace(simplified, results=results)
+    if constraints != simplified.constraints:
+        out = replace(out, constraints=()).add_constraints(constraints)
+    return out
+
+
+def simplify_with_rules(
+    indexing_map: IndexingMap,
+    *,
+    remove_unused: bool = False,
+    options: SimplifyOptions = DEFAULT,
+) -> tuple[IndexingMap, list[AppliedRule]]:
+    """The simplified map and the rule families that changed it, in order."""
+    rules: list[AppliedRule] = []
+    result = _simplify_map(indexing_map, rules, options)
+    if remove_unused and result.state is MapState.NORMAL:
+        trimmed = result.remove_unused_symbols()
+        if trimmed != result:
+            rules.append(AppliedRule("remove-unused-symbols", str(result), str(trimmed), trimmed))
+            result = trimmed
+    return result, rules
+
+
+def simplify(
+    indexing_map: IndexingMap,
+    *,
+    remove_unused: bool = False,
+    options: SimplifyOptions = DEFAULT,
+    keep_order: bool = False,
+) -> IndexingMap:
+    """The simplified map (a fixed point: simplifying it again changes nothing).
+
+    Undefined and known-empty maps come back unchanged. Unused symbols are kept unless
+    ``remove_unused`` (XLA's ``Simplify`` keeps them too). The result is never longer than
+    the input (see :func:`operation_count`). With ``keep_order``, an expression that only
+    differs from the given one by the order of its summands is the given one. Results are
+    memoised by map and options.
+    """
+    result = _simplified(indexing_map, options)
+    if remove_unused and result.state is MapState.NORMAL:
+        result = result.remove_unused_symbols()
+    if keep_order:
+        result = keep_given_order(indexing_map, result)
+    return result
+
+
+def keep_given_order(given: IndexingMap, simplified: IndexingMap) -> IndexingMap:
+    """``simplified`` with every result and constraint that equals a given one up to the order
+    of summands written as given."""
+    if simplified.state is not MapState.NORMAL or given.state is not MapState.NORMAL:
+        return simplified
+    if len(given.results) != len(simplified.results):
+        return simplified
+    results = tuple(_as_given(g, s) for g, s in zip(given.results, simplified.results, strict=True))
+    written = {sort_summands(e): e for e, _ in given.constraints}
+    constraints = tuple((written.get(e, e), b) for e, b in simplified.constraints)
+    if results == simplified.results and constraints == simplified.constraints:
+        return simplified
+    return replace(simplified, results=results, constraints=constraints)
+
+
+def _as_given(given: Expr, simplified: Expr) -> Expr:
+    if given == simplified or type(simplified) in (Const, Var):
+        return simplified
+    if sort_summands(given) == simplified:
+        return given
+    # the same node with some children as written: rebuild from the given node's children
+    if type(given) is type(simplified):
+        pairs = list(zip(children(given), children(simplified), strict=False))
+        if len(pairs) == len(children(simplified)) and all(sort_summands(g) == s for g, s in pairs):
+            return given
+    return simplified
+
+
+@memo(65536)
+def _simplified(indexing_map: IndexingMap, options: SimplifyOptions = DEFAULT) -> IndexingMap:
+    if indexing_map.state is not MapState.NORMAL:
+        return indexing_map
+    if not indexing_map.constraints:
+        trivial = _simplify_trivial(indexing_map, options)
+        if trivial is not None:
+            return trivial
+    return _simplify_map(indexing_map, None, options)
+
+
+def _simplify_trivial(indexing_map: IndexingMap, options: SimplifyOptions) -> IndexingMap | None:
+    """The result for a map without constraints whose results are variables and constants.
+
+    No rule applies to such a map except ``point-range`` (a variable with a one-value
+    bound is that value), so the general machinery is skipped; None for any other map.
+    """
+    changed = False
+    keep = _point_dims(indexing_map, options)
+    for r in indexing_map.results:
+        t = type(r)
+        if t is Var:
+            group = (indexing_map.dim_vars, indexing_map.range_vars, indexing_map.rt_vars)[r.kind]
+            if r.index >= len(group) or (group[r.index].bounds.is_point and r not in keep):
+                changed = True
+        elif t is not Const:
+            return None
+    if not changed:
+        return indexing_map
+    return _simplify_map(indexing_map, None, options)
+
+
+__all__ = [
+    "DEFAULT",
+    "AppliedRule",
+    "SimplifyOptions",
+    "keep_given_order",
+    "operation_count",
+    "simplify",
+    "simplify_with_rules",
+]
