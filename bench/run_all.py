@@ -21,6 +21,7 @@ SCRIPTS = [
     ("simplify and verify over the map benchmark", "bench_simplify.py", []),
     ("fusion composition over the corpus", "bench_fusion.py", []),
     ("hloidx maps end to end, and how the cost grows", "bench_maps.py", []),
+    ("hloidx from the shell, as a user sees it", "bench_cli.py", []),
 ]
 
 
@@ -37,6 +38,8 @@ def main() -> None:
     sections = [f"\n## {time.strftime('%Y-%m-%d %H:%M')} — {machine()}\n"]
     for title, script, args in SCRIPTS:
         extra = ["--quick"] if quick and script == "bench_maps.py" else []
+        if quick and script == "bench_cli.py":
+            extra = ["--layers", "0"]
         print(f"running {script} ...", file=sys.stderr, flush=True)
         done = subprocess.run(
             [sys.executable, str(HERE / script), *args, *extra],
