@@ -4,7 +4,8 @@ The public API (tests and tools call these; the CLI is a thin client of them):
 
 * :func:`parse_map` / :func:`format_map` — XLA's indexing-map text format, in and out;
 * :func:`simplify` — range-aware simplification; :func:`verify` — is a simplification sound;
-* :func:`parse_hlo` — HLO text into a typed IR;
+* :func:`parse_hlo` — HLO text into a typed IR; :func:`parse_stablehlo` — StableHLO (MLIR)
+  text into the same IR; :func:`from_jax` — the module of a JAX function;
 * :func:`analyze` — every instruction's indexing maps and operand utilization.
 
 Imports are lazy so that ``hloidx --help`` starts fast.
@@ -87,6 +88,34 @@ def parse_hlo(text: str, name: str = "<string>", *, verify: bool = True) -> HloM
     return _parse(text, name, verify=verify)
 
 
+def parse_stablehlo(text: str, name: str = "<string>") -> HloModule:
+    """Parse StableHLO (the MLIR text ``jax.jit(f).lower(x).as_text()`` prints) into the same
+    IR as HLO text; errors are located in the MLIR text."""
+    from .stablehlo import parse_stablehlo as _parse
+
+    return _parse(text, name)
+
+
+def from_jax(fn: Any, *example_args: Any, optimized: bool = False) -> HloModule:
+    """The module of a JAX function: the StableHLO JAX lowers ``fn`` to (before XLA's
+    optimizations), or with ``optimized`` the HLO XLA compiles it to (fusions and all).
+
+    ``hloidx.analyze(hloidx.from_jax(f, x))`` in a notebook. Needs jax (``pip install
+    'hloidx[jax]'``).
+    """
+    try:
+        import jax
+    except ImportError:
+        from .errors import HloidxError
+
+        raise HloidxError("from_jax needs jax: pip install 'hloidx[jax]'") from None
+    lowered = jax.jit(fn).lower(*example_args)
+    name = getattr(fn, "__name__", "fn")
+    if optimized:
+        return parse_hlo(lowered.compile().as_text(), f"<jax {name}, optimized>")
+    return parse_stablehlo(lowered.as_text(), f"<jax {name}>")
+
+
 def analyze(module: HloModule, **options: Any) -> Any:
     """Indexing maps and utilization for every instruction of a module."""
     from .hlo.analysis import analyze as _analyze
@@ -99,8 +128,10 @@ __all__ = [
     "analyze",
     "clear_caches",
     "format_map",
+    "from_jax",
     "parse_hlo",
     "parse_map",
+    "parse_stablehlo",
     "register_custom_call",
     "simplify",
     "simplify_with_rules",

@@ -768,8 +768,12 @@ def _instructions_of(sample: str) -> list[tuple[str, str | None]]:
 
 @pytest.mark.parametrize("sample", ORACLE_SAMPLES)
 def test_oracle_agrees_with_sample(sample: str, tmp_path: Path) -> None:
-    # a `.hlo` file, or the module text of an XLA dump directory
-    hlo = next(p for p in (SAMPLES / f"{sample}.hlo", SAMPLES / f"{sample}.txt") if p.exists())
+    # a `.hlo` file, the module text of an XLA dump directory, or StableHLO
+    hlo = next(
+        p
+        for p in (SAMPLES / f"{sample}.hlo", SAMPLES / f"{sample}.txt", SAMPLES / f"{sample}.mlir")
+        if p.exists()
+    )
     if sample in SCALED:
         text = hlo.read_text()
         for old, new in SCALED[sample]:

@@ -25,7 +25,7 @@ ALLOWED: dict[str, set[str]] = {
     "stablehlo": {"hlo", "maps", "base"},
     "gpu": {"hlo", "maps", "base"},
     "tiling": {"hlo", "maps", "base"},
-    "check": {"hlo", "maps", "base"},
+    "check": {"stablehlo", "hlo", "maps", "base"},
     "cli": {"cli", "check", "gpu", "tiling", "stablehlo", "hlo", "maps", "base"},
     "api": {"cli", "check", "gpu", "tiling", "stablehlo", "hlo", "maps", "base"},
 }
@@ -141,6 +141,25 @@ ENTRY e {
 """
 
 
+_STABLEHLO = """module @m {
+  func.func public @main(%arg0: tensor<4x6xf32>) -> tensor<6x4xf32> {
+    %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<4x6xf32>) -> tensor<6x4xf32>
+    return %0 : tensor<6x4xf32>
+  }
+}
+"""
+
+
+def _from_jax() -> object:
+    try:
+        import jax.numpy as jnp
+    except ImportError:  # jax is an optional extra: the call must say so, as an HloidxError
+        with pytest.raises(hloidx.errors.HloidxError, match="needs jax"):
+            hloidx.from_jax(lambda x: x, None)
+        return None
+    return hloidx.from_jax(lambda x: x.T, jnp.ones((4, 6)))
+
+
 def _call(name: str) -> object:
     m = hloidx.parse_map(_MAP)
     calls = {
@@ -155,6 +174,8 @@ def _call(name: str) -> object:
         "register_custom_call": lambda: hloidx.register_custom_call(
             "layout$test", lambda instr: instr
         ),
+        "parse_stablehlo": lambda: hloidx.parse_stablehlo(_STABLEHLO),
+        "from_jax": _from_jax,
     }
     return calls[name]()
 

@@ -244,10 +244,10 @@ class _Analysed:
 
 def _analyse(path: str, result: FileResult) -> _Analysed | None:
     from ..hlo.analysis import analyze
-    from ..hlo.syntax import parse_hlo_lenient
+    from ..stablehlo import parse_module_lenient
 
     text = _read(path)
-    module, errors = parse_hlo_lenient(text, path)
+    module, errors = parse_module_lenient(text, path)
     for error in errors:
         _add_error(result, error)
     if module is None:

@@ -90,6 +90,14 @@ from .options import (
     help="In an XLA dump directory: the modules before optimization, after, or both.",
 )
 @click.option(
+    "--language",
+    type=click.Choice(["auto", "hlo", "stablehlo"]),
+    default="auto",
+    show_default=True,
+    help="The input's language: HLO text, or StableHLO (MLIR, what `jax.jit(f).lower(x)"
+    ".as_text()` prints); auto detects it.",
+)
+@click.option(
     "--jobs",
     "-j",
     type=click.IntRange(min=1),
@@ -115,16 +123,18 @@ def maps(
     to: str | None,
     tree: bool,
     stage: str,
+    language: str,
     jobs: int,
 ) -> None:
     """Indexing maps of every instruction of an HLO module, for every operand.
 
     FILE is HLO text (`-` for stdin): a module XLA dumped,
     `jax.jit(f).lower(...).as_text(dialect="hlo")` output, an optimized module with fusions, or
-    a hand-written snippet. For each operand it shows the output-to-input and input-to-output
-    maps (simplified, each simplification verified), whether they are exact, the runtime
-    variables, and the operand's utilization: `distinct` (fraction of its elements read at least
-    once) and `reads` (reads per element).
+    a hand-written snippet; or StableHLO, the MLIR text `jax.jit(f).lower(...).as_text()`
+    prints (read through the HLO it lowers to, with the same maps). For each operand it shows
+    the output-to-input and input-to-output maps (simplified, each simplification verified),
+    whether they are exact, the runtime variables, and the operand's utilization: `distinct`
+    (fraction of its elements read at least once) and `reads` (reads per element).
 
     Several files, or a directory (an `--xla_dump_to` directory: its
     `*before_optimizations.txt` and `*after_optimizations.txt` module texts, and any `*.hlo`),
@@ -141,6 +151,7 @@ def maps(
       hloidx maps samples/corpus/cnn_pool_batchnorm.opt.hlo --kind fusion --hide-trivial
       hloidx maps samples/corpus/cnn_pool_batchnorm.opt.hlo --format json -o maps.json
       hloidx maps samples/xla_dump --stage after --jobs 2
+      hloidx maps samples/stablehlo/softmax.mlir
     """
     from ..hlo.module_files import find_module_files
 
@@ -157,6 +168,7 @@ def maps(
         fmt=fmt,
         spelling=floordiv_spelling,
         tree=tree,
+        language=language,
     )
     found, missing = find_module_files(files, stage)
     if missing:
@@ -216,9 +228,9 @@ def _one_file(path: str, options: MapsOptions, from_: str | None, to: str | None
 
 def _chain(text: str, where: str, options: MapsOptions, from_: str, to: str) -> int:
     from ..hlo.chains import chain_report
-    from ..hlo.syntax import parse_hlo_lenient
+    from ..stablehlo import parse_module_lenient
 
-    module, errors = parse_hlo_lenient(text, where)
+    module, errors = parse_module_lenient(text, where, options.language)
     for error in errors:
         report_error(error)
     if module is None:
@@ -269,11 +281,11 @@ def analyse_text(
     from ..hlo.analysis import analyze
     from ..hlo.report import error_to_json, module_to_json
     from ..hlo.selection import SelectionError, select_instructions
-    from ..hlo.syntax import parse_hlo_lenient
+    from ..stablehlo import parse_module_lenient
 
     started = time.perf_counter()
     outcome = Outcome(where)
-    module, errors = parse_hlo_lenient(text, where)
+    module, errors = parse_module_lenient(text, where, options.language)
     outcome.error_lines = [e.render() for e in errors]
     if module is None:
         outcome.exit_code = EXIT_BAD_INPUT

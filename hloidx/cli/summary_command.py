@@ -91,8 +91,15 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
+@click.option(
+    "--language",
+    type=click.Choice(["auto", "hlo", "stablehlo"]),
+    default="auto",
+    show_default=True,
+    help="HLO text or StableHLO (MLIR); auto detects it.",
+)
 @global_options
-def summary(file: str, sort: str, limit: int, no_verify: bool, fmt: str) -> None:
+def summary(file: str, sort: str, limit: int, no_verify: bool, fmt: str, language: str) -> None:
     """A triage table of an HLO module: which ops read how much of what, and how sure that is.
 
     One row per instruction of the entry computation that reads memory (fusions, custom-calls,
@@ -111,11 +118,11 @@ def summary(file: str, sort: str, limit: int, no_verify: bool, fmt: str) -> None
     """
     from ..hlo.analysis import analyze
     from ..hlo.summary import summarize
-    from ..hlo.syntax import parse_hlo_lenient
+    from ..stablehlo import parse_module_lenient
     from .options import EXIT_BAD_INPUT, progress, read_text, report_error
 
     text, where = read_text(file, "HLO file")
-    module, errors = parse_hlo_lenient(text, where)
+    module, errors = parse_module_lenient(text, where, language)
     for error in errors:
         report_error(error)
     if module is None:

@@ -161,6 +161,16 @@ def grouped_output_to_input(
                     for t in incoming
                     for rule_map in cell.maps
                 ]
+                if (
+                    cell.element is None
+                    and operand.shape.is_tuple
+                    and any(m.is_undefined for m in cell.maps)
+                ):
+                    # read somehow (an op without a rule, a loop-updated element): which
+                    # element is unknown, so every element is read, through UNDEFINED
+                    for leaf in range(len(operand.shape.tuple_shapes or ())):
+                        reached.setdefault((id(operand), leaf), []).extend(produced)
+                    continue
                 # a tuple-shaped operand is read at one element (a *-done reads its start's)
                 bucket = reached.setdefault((id(operand), cell.element or 0), [])
                 bucket.extend(produced)

@@ -1,5 +1,6 @@
-"""Which files hold HLO modules: ``*.hlo`` files, and the module texts of an XLA dump directory
-(``--xla_dump_to``), which sit among buffer assignments, LLVM IR, object files and protos."""
+"""Which files hold modules: ``*.hlo`` and ``*.mlir`` (StableHLO) files, and the module texts
+of an XLA dump directory (``--xla_dump_to``), which sit among buffer assignments, LLVM IR,
+object files and protos."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def dump_stage(name: str) -> str | None:
 
 
 def is_module_file(name: str, stage: str = "all") -> bool:
-    if name.endswith(".hlo"):
+    if name.endswith((".hlo", ".mlir")):  # HLO text, or StableHLO (MLIR) text
         return True
     found = dump_stage(name)
     return found is not None and stage in ("all", found)

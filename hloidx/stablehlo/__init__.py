@@ -1,0 +1,101 @@
+"""StableHLO input: the MLIR text ``jax.jit(f).lower(x).as_text()`` prints, read into the same
+IR as HLO text (through the HLO it lowers to), so that every analysis works on it unchanged."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from ..errors import HloidxError
+from .syntax import StableHloSyntaxError
+
+if TYPE_CHECKING:
+    from ..hlo.ir import HloModule
+
+_MLIR_START = re.compile(r"^\s*(#loc\w*\s*=|module\b|func\.func\b|#\w+\s*=)", re.MULTILINE)
+_HLO_START = re.compile(r"^\s*(HloModule\b|ENTRY\b|%?[\w.\-]+\s*=\s*\S+\[)", re.MULTILINE)
+
+
+def detect_language(text: str) -> str:
+    """``"stablehlo"`` for MLIR text (``module @...``, ``func.func``), else ``"hlo"``."""
+    mlir = _MLIR_START.search(text)
+    hlo = _HLO_START.search(text)
+    if mlir is None:
+        return "hlo"
+    if hlo is None or mlir.start() < hlo.start():
+        return "stablehlo"
+    return "hlo"
+
+
+def stablehlo_to_hlo(text: str, name: str = "<string>") -> tuple[str, list[int], object]:
+    """The HLO text StableHLO ``text`` lowers to, the MLIR offset of each of its lines, and the
+    MLIR source (for locating errors)."""
+    from .lowering import Lowering
+    from .syntax import parse_stablehlo_text
+
+    source, items = parse_stablehlo_text(text, name)
+    hlo, offsets = Lowering(source, items).run()
+    return hlo, offsets, source
+
+
+def parse_stablehlo_lenient(
+    text: str, name: str = "<string>"
+) -> tuple[HloModule | None, list[HloidxError]]:
+    """Like :func:`hloidx.hlo.syntax.parse_hlo_lenient`, for StableHLO text: errors are located
+    in the MLIR text."""
+    from ..hlo.syntax import parse_hlo_lenient
+
+    try:
+        hlo, offsets, source = stablehlo_to_hlo(text, name)
+    except StableHloSyntaxError as error:
+        return None, [error]
+    module, errors = parse_hlo_lenient(hlo, f"{name} (as HLO)")
+    return module, [_relocate(e, offsets, source) for e in errors]
+
+
+def parse_module_lenient(
+    text: str, name: str = "<string>", language: str = "auto"
+) -> tuple[HloModule | None, list[HloidxError]]:
+    """HLO or StableHLO text (``language``: ``auto`` detects it), read leniently."""
+    from ..hlo.syntax import parse_hlo_lenient
+
+    if language == "auto":
+        language = detect_language(text)
+    if language == "stablehlo":
+        return parse_stablehlo_lenient(text, name)
+    return parse_hlo_lenient(text, name)
+
+
+def parse_stablehlo(text: str, name: str = "<string>") -> HloModule:
+    module, errors = parse_stablehlo_lenient(text, name)
+    if errors:
+        raise errors[0]
+    assert module is not None
+    return module
+
+
+def _relocate(error: HloidxError, offsets: list[int], source: object) -> HloidxError:
+    """An error found in the generated HLO, pointed at the MLIR statement it came from."""
+    span = error.span
+    if span is None:
+        return error
+    line = span.line
+    offset = offsets[line - 1] if 0 < line <= len(offsets) else -1
+    if offset < 0:
+        return error
+    hlo_line = span.source.line_text(line).strip()
+    relocated = StableHloSyntaxError(
+        f"{error.message} (in the HLO this op lowers to: {hlo_line[:120]})",
+        source.span(offset, offset + 1),  # type: ignore[attr-defined]
+    )
+    return relocated
+
+
+__all__ = [
+    "StableHloSyntaxError",
+    "detect_language",
+    "parse_module_lenient",
+    "parse_stablehlo",
+    "parse_stablehlo_lenient",
+    "stablehlo_to_hlo",
+]

@@ -1,0 +1,148 @@
+"""Reading StableHLO (MLIR) text into statements, groups and tokens (``grammars/stablehlo.lark``).
+
+The grammar fixes what every op's printed form shares; :mod:`hloidx.stablehlo.ops` reads each
+op's pieces. Errors are located in the MLIR text (``file:line:col``, caret).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from ..errors import HloSyntaxError
+from ..grammar_files import grammar_text, lark_parser
+from ..source import Source, Span
+
+
+class StableHloSyntaxError(HloSyntaxError):
+    """Malformed StableHLO text, or a form of a known op that hloidx cannot read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tok:
+    type: str  # the grammar's terminal name: VALUE, BARE_ID, NUMBER, ...
+    value: str
+    start: int  # character offset in the source
+
+    def __repr__(self) -> str:
+        return f"{self.type}:{self.value}"
+
+
+@dataclass(slots=True)
+class Group:
+    kind: str  # "(", "[", "{", "<"
+    items: list[Any]
+    start: int
+
+    @property
+    def statements(self) -> list[Stmt]:
+        return [i for i in self.items if isinstance(i, Stmt)]
+
+    @property
+    def is_region(self) -> bool:
+        return self.kind == "{" and any(isinstance(i, Stmt) for i in self.items)
+
+    def __repr__(self) -> str:
+        return f"{self.kind}{self.items!r}"
+
+
+@dataclass(slots=True)
+class Stmt:
+    """A statement: ``op`` (``%0 = stablehlo.add ...``), ``return``, ``func`` or ``module``."""
+
+    kind: str
+    head: Tok  # the results token (`%0:2 =`), the return keyword, `func.func`, `module`
+    pieces: list[Any] = field(default_factory=list)
+
+    @property
+    def start(self) -> int:
+        return self.head.start
+
+    @property
+    def results(self) -> tuple[str, int]:
+        """``("%0", 2)`` for ``%0:2 =``; ``("%0", 1)`` for ``%0 =``."""
+        text = self.head.value.rstrip("=").strip()
+        name, _, count = text.partition(":")
+        return name, int(count) if count else 1
+
+    def __repr__(self) -> str:
+        return f"Stmt({self.kind} {self.head.value!r} {self.pieces!r})"
+
+
+_GROUPS = {"paren": "(", "bracket": "[", "brace": "{", "angle": "<"}
+_STATEMENTS = {"op_with_results": "op", "return_op": "return", "func": "func", "module": "module"}
+
+_LOCK = threading.Lock()
+
+
+@cache
+def _parser() -> Any:
+    # not strict: the shift/reduce choices of the grammar are deliberate (see its header)
+    return lark_parser(
+        grammar_text("stablehlo.lark"),
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=False,
+    )
+
+
+def _convert(node: Any) -> Any:
+    from lark import Token, Tree
+
+    if isinstance(node, Token):
+        return Tok(node.type, str(node), node.start_pos or 0)
+    assert isinstance(node, Tree)
+    data = node.data if isinstance(node.data, str) else node.data.value
+    if data == "atom":
+        return _convert(node.children[0])
+    if data in _GROUPS:
+        # the opening token is dropped by the grammar: locate the group at its first item
+        items = [_convert(c) for c in node.children]
+        start = node.meta.start_pos if not node.meta.empty else (items[0].start if items else 0)
+        return Group(_GROUPS[data], items, start)
+    if data in _STATEMENTS:
+        head = _convert(node.children[0])
+        return Stmt(_STATEMENTS[data], head, [_convert(c) for c in node.children[1:]])
+    return [_convert(c) for c in node.children]
+
+
+def parse_stablehlo_text(text: str, name: str = "<string>") -> tuple[Source, list[Any]]:
+    """The top-level items (statements and pieces) of StableHLO text."""
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
+
+    source = Source(name, text)
+    with _LOCK:
+        try:
+            tree = _parser().parse(text)
+        except UnexpectedCharacters as error:
+            raise StableHloSyntaxError(
+                f"unexpected character {text[error.pos_in_stream]!r}",
+                source.span(error.pos_in_stream, error.pos_in_stream + 1),
+            ) from None
+        except UnexpectedEOF:
+            raise StableHloSyntaxError(
+                "unexpected end of text (an unclosed bracket or brace?)",
+                source.span(len(text)),
+            ) from None
+        except UnexpectedInput as error:
+            token = getattr(error, "token", None)
+            if token is not None and token.type == "$END":
+                raise StableHloSyntaxError(
+                    "unexpected end of text (an unclosed brace or bracket?)",
+                    source.span(len(text)),
+                ) from None
+            offset = getattr(token, "start_pos", None) or 0
+            what = f"{token!s}" if token is not None else "input"
+            raise StableHloSyntaxError(
+                f"unexpected {what!r} (an unbalanced bracket?)",
+                source.span(offset, offset + max(1, len(what))),
+            ) from None
+    return source, _convert(tree)
+
+
+def span_of(source: Source, item: Any) -> Span:
+    start = getattr(item, "start", 0)
+    return source.span(start, start + 1)

@@ -1,0 +1,7 @@
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x6xf32>) -> (tensor<6x4xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.reshape %arg0 : (tensor<4x6xf32>) -> tensor<2x3x4xf32>
+    %1 = stablehlo.reshape %0 : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+    return %1 : tensor<6x4xf32>
+  }
+}

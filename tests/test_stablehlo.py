@@ -1,0 +1,250 @@
+"""StableHLO input: the same maps as the HLO path.
+
+`tests/data/stablehlo/` holds, for 51 JAX programs, the StableHLO JAX prints (`NAME.mlir`) and
+XLA's own conversion of the same lowering to HLO (`NAME.hlo`; regenerate both with
+`generate.py`, which needs jax). hloidx reads the StableHLO through the HLO it lowers it to;
+these tests compare that with what it reads from XLA's HLO:
+
+* the whole computation: what the entry's root reads of each parameter, composed through
+  every instruction on every path, as relations (enumerated);
+* instruction by instruction: every instruction whose opcode and shapes occur once in each
+  module has the same maps for every operand, as relations.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import paths
+import pytest
+from click.testing import CliRunner
+
+from hloidx.cli.main import cli
+from hloidx.hlo.analysis import analyze, shape_text
+from hloidx.hlo.fusion import grouped_output_to_input
+from hloidx.hlo.syntax import parse_hlo
+from hloidx.maps.domain import relation
+from hloidx.stablehlo import (
+    StableHloSyntaxError,
+    detect_language,
+    parse_stablehlo,
+    parse_stablehlo_lenient,
+    stablehlo_to_hlo,
+)
+
+DATA = paths.ROOT / "tests" / "data" / "stablehlo"
+PROGRAMS = sorted(p.stem for p in DATA.glob("*.mlir"))
+
+
+def _pair(name: str):
+    return (
+        parse_stablehlo((DATA / f"{name}.mlir").read_text(), f"{name}.mlir"),
+        parse_hlo((DATA / f"{name}.hlo").read_text(), f"{name}.hlo"),
+    )
+
+
+def _relation(maps) -> frozenset | str:
+    if not maps:
+        return frozenset()
+    if any(m.is_undefined for m in maps):
+        return "UNDEFINED"
+    out: set = set()
+    for m in maps:
+        out |= relation(m, with_runtime=bool(m.rt_vars))
+    return frozenset(out)
+
+
+def _root_reads(module) -> list:
+    entry = module.entry
+    reached = grouped_output_to_input(entry.root)
+    out = []
+    for p in sorted(entry.parameters, key=lambda p: p.parameter_number):
+        r = reached.get(p)
+        if r is None:
+            out.append(frozenset())
+        elif r.unknown:
+            out.append("UNDEFINED")
+        else:
+            out.append(_relation([t.map for t in r.maps]))
+    return out
+
+
+def test_there_are_enough_programs() -> None:
+    assert len(PROGRAMS) >= 40
+    assert all((DATA / f"{name}.hlo").exists() for name in PROGRAMS)
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_root_reads_each_parameter_the_same(name: str) -> None:
+    stablehlo, hlo = _pair(name)
+    assert _root_reads(stablehlo) == _root_reads(hlo)
+
+
+def test_most_programs_compare_as_relations() -> None:
+    exact = [n for n in PROGRAMS if all(r != "UNDEFINED" for r in _root_reads(_pair(n)[0]))]
+    # while loops that update a value are UNDEFINED on both sides (hloidx has no loop rule)
+    assert len(exact) >= 44, sorted(set(PROGRAMS) - set(exact))
+
+
+def _shape(shape) -> str:
+    return re.sub(r"\{[^}]*\}", "", shape_text(shape))  # layouts aside
+
+
+def _signature(ins) -> tuple:
+    instr = ins.instruction
+    return (instr.opcode, _shape(instr.shape), tuple(_shape(o.shape) for o in instr.operands))
+
+
+def test_instructions_read_the_same() -> None:
+    compared = Counter()
+    for name in PROGRAMS:
+        stablehlo, hlo = _pair(name)
+        # every computation: calls, loop bodies and branches hold many of the ops
+        mine = [i for i in analyze(stablehlo, verify=False).instructions if i.operands]
+        xla = [i for i in analyze(hlo, verify=False).instructions if i.operands]
+        counts_a = Counter(_signature(i) for i in mine)
+        counts_b = Counter(_signature(i) for i in xla)
+        by_sig = {_signature(i): i for i in xla}
+        for ins in mine:
+            sig = _signature(ins)
+            if counts_a[sig] != 1 or counts_b[sig] != 1 or sig[0] in ("tuple", "get-tuple-element"):
+                continue
+            other = by_sig[sig]
+            for a, b in zip(ins.operands, other.operands, strict=True):
+                assert _relation(a.output_to_input) == _relation(b.output_to_input), (name, sig)
+                assert _relation(a.input_to_output) == _relation(b.input_to_output), (name, sig)
+            compared[sig[0]] += 1
+    families = {
+        "add",
+        "broadcast",
+        "reshape",
+        "transpose",
+        "slice",
+        "pad",
+        "concatenate",
+        "reduce",
+        "reduce-window",
+        "dot",
+        "convolution",
+        "gather",
+        "scatter",
+        "dynamic-slice",
+        "dynamic-update-slice",
+        "sort",
+        "while",
+        "conditional",
+        "call",
+        "compare",
+        "select",
+        "reverse",
+    }
+    assert families <= set(compared), sorted(families - set(compared))
+    assert sum(compared.values()) >= 150, compared
+
+
+# ---------------------------------------------------------------------------
+# Language detection, errors, unknown ops
+# ---------------------------------------------------------------------------
+
+
+def test_detect_language() -> None:
+    assert detect_language((DATA / "softmax.mlir").read_text()) == "stablehlo"
+    assert detect_language((DATA / "softmax.hlo").read_text()) == "hlo"
+    assert (
+        detect_language("func.func @f(%a: tensor<f32>) -> tensor<f32> { return %a : tensor<f32> }")
+        == "stablehlo"
+    )
+    assert detect_language("ENTRY e {\n p = f32[4] parameter(0)\n}") == "hlo"
+
+
+BROKEN = """module @m {
+  func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.add %a, %b : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        (BROKEN, ":3:28:", "%b is used but never defined"),
+        (BROKEN.replace("}\n}\n", "}\n"), ":6:1:", "unexpected end of text"),
+        (
+            BROKEN.replace("%b", "%a").replace(
+                "tensor<4xf32>\n    return", "tensor<4xf32> ]\n    return"
+            ),
+            ":3:",
+            "unexpected",
+        ),
+        (
+            BROKEN.replace("%b", "%a").replace(
+                "stablehlo.add %a, %a : tensor<4xf32>",
+                "stablehlo.add %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<5xf32>",
+            ),
+            ":3:5:",
+            "in the HLO this op lowers to",
+        ),
+    ],
+)
+def test_errors_are_located_in_the_mlir_text(text: str, where: str, message: str) -> None:
+    _, errors = parse_stablehlo_lenient(text, "m.mlir")
+    assert errors
+    rendered = errors[0].render()
+    assert rendered.startswith("m.mlir" + where), rendered
+    assert message in rendered
+    assert "^" in rendered.splitlines()[-1]
+
+
+def test_cli_reports_a_stablehlo_error_with_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "m.mlir"
+    path.write_text(BROKEN)
+    result = CliRunner().invoke(cli, ["maps", str(path)])
+    assert result.exit_code == 2
+    assert "m.mlir:3:28: error: %b is used but never defined" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_unknown_ops_are_undefined_not_errors(tmp_path: Path) -> None:
+    text = """module @m {
+  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = chlo.lgamma %arg0 : tensor<4xf32> -> tensor<4xf32>
+    %1 = "my.op"(%0) {alpha = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+    return %1 : tensor<4xf32>
+  }
+}
+"""
+    path = tmp_path / "m.mlir"
+    path.write_text(text)
+    result = CliRunner().invoke(cli, ["maps", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    statuses = [o["status"] for i in doc["instructions"] for o in i["operands"]]
+    assert statuses == ["unknown", "unknown"]
+    targets = {i["name"]: i["notes"] for i in doc["instructions"] if i["operands"]}
+    assert any("chlo.lgamma" in " ".join(n) for n in targets.values())
+
+
+def test_language_option(tmp_path: Path) -> None:
+    path = tmp_path / "softmax.txt"
+    path.write_text((DATA / "softmax.mlir").read_text())
+    assert CliRunner().invoke(cli, ["maps", str(path)]).exit_code == 0
+    assert CliRunner().invoke(cli, ["maps", str(path), "--language", "stablehlo"]).exit_code == 0
+    as_hlo = CliRunner().invoke(cli, ["maps", str(path), "--language", "hlo"])
+    assert as_hlo.exit_code == 2
+
+
+def test_the_hlo_it_lowers_to_is_printed_hlo() -> None:
+    hlo, _, _ = stablehlo_to_hlo((DATA / "while_capture.mlir").read_text())
+    module = parse_hlo(hlo)  # verified like any HLO module
+    names = {getattr(c, "name", c) for c in module.computations}
+    assert names >= {"main", "while_body", "while_cond"}
+
+
+def test_syntax_error_type() -> None:
+    with pytest.raises(StableHloSyntaxError):
+        parse_stablehlo("module @m { func.func @main( }", "x.mlir")
