@@ -377,7 +377,22 @@ def _case(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces, is_if: boo
     lowering.bind(scope, stmt, name, types)
 
 
+def _fusion(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
+    """``mhlo.fusion`` (what XLA's converter writes for an HLO fusion): its region is the
+    fused computation."""
+    if not op.regions:
+        raise lowering.error("fusion: no fused region", stmt.head)
+    kind = "kLoop"
+    for item in op.attrs.get("fusion_kind", []):
+        if isinstance(item, Group):
+            words = [t.value for t in item.items if isinstance(t, Tok) and t.type == "BARE_ID"]
+            kind = next((w for w in words if w.startswith("k")), kind)
+    name, _ = lowering.region(f"fused_{stmt.results[0]}", op.regions[0])
+    _simple(lowering, scope, stmt, op, "fusion", f"kind={kind}, calls={name}")
+
+
 HANDLERS: dict[str, Any] = {
+    "fusion": _fusion,
     "convolution": _convolution,
     "gather": _gather,
     "scatter": _scatter,
