@@ -248,3 +248,55 @@ def test_the_hlo_it_lowers_to_is_printed_hlo() -> None:
 def test_syntax_error_type() -> None:
     with pytest.raises(StableHloSyntaxError):
         parse_stablehlo("module @m { func.func @main( }", "x.mlir")
+
+
+# ---------------------------------------------------------------------------
+# Syntax the JAX programs above do not all use
+# ---------------------------------------------------------------------------
+
+SYNTAX = """#loc1 = loc("x")
+module @syntax attributes {mhlo.num_partitions = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x?xf32> loc("x"), %arg1: tensor<4xcomplex<f32>>,
+                         %arg2: tensor<4x!quant.uniform<i8:f32, 1.000000e-01:3>>) -> (tensor<4xf32>) {
+    %c = stablehlo.constant dense<"0x0000803F000000400000404000008040"> : tensor<4xf32>
+    %h = stablehlo.constant dense<0xFF800000> : tensor<f32>
+    %r = stablehlo.real %arg1 : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
+    %0 = "stablehlo.add"(%c, %r) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc1)
+    %1 = stablehlo.composite "my.double" %0 {decomposition = @my.double.impl} : (tensor<4xf32>) -> tensor<4xf32>
+    return %1 : tensor<4xf32>
+  } loc(#loc1)
+  func.func private @my.double.impl(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+#loc2 = loc(unknown)
+"""
+
+
+def test_syntax_forms() -> None:
+    hlo, _, _ = stablehlo_to_hlo(SYNTAX, "syntax.mlir")
+    assert "f32[4,?] parameter(0)" in hlo
+    assert "c64[4] parameter(1)" in hlo
+    assert "s8[4] parameter(2)" in hlo  # a quantized type is its storage type
+    assert "constant(-inf)" in hlo
+    assert " call(" in hlo
+    assert "to_apply=my.double.impl" in hlo
+    module = parse_stablehlo(SYNTAX, "syntax.mlir")
+    analysis = analyze(module)
+    call = next(i for i in analysis.instructions if i.opcode == "call")
+    (operand,) = call.operands
+    assert [str(m) for m in operand.output_to_input] == ["(d0) -> (d0), domain: d0 in [0, 3]"]
+    assert operand.status == "exact"
+
+
+def test_readme_jax_example_runs() -> None:
+    pytest.importorskip("jax", reason="the README's JAX example needs jax (the [jax] extra)")
+    text = (paths.ROOT / "README.md").read_text()
+    start = text.index("## StableHLO and JAX")
+    block = text[
+        text.index("```python", start) + len("```python") : text.index(
+            "```", text.index("```python", start) + 9
+        )
+    ]
+    exec(compile(block, "README.md", "exec"), {})

@@ -391,8 +391,73 @@ def _fusion(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
     _simple(lowering, scope, stmt, op, "fusion", f"kind={kind}, calls={name}")
 
 
+def _bitcast(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
+    """``mhlo.bitcast`` (XLA's converter writes an HLO bitcast so): the bytes of the operand in
+    ``source_layout`` read in ``result_layout``. The operand is first given that layout (a
+    ``copy``, the same values), so that the bitcast rule sees both layouts."""
+    from .lowering import Value
+
+    source = ints(op.attrs.get("source_layout", []))
+    result = ints(op.attrs.get("result_layout", []))
+    value = lowering.use(scope, op.operands[0])
+    if not op.result_types or value.type is None:
+        raise lowering.error("bitcast: no result type", stmt.head)
+    out = op.result_types[0]
+    src_shape = value.type.hlo + (_braces(source) if source else "")
+    if source:
+        copied = lowering.emit(scope, None, src_shape, "copy", [value], "", stmt.start)
+        value = Value(copied, value.type)
+    shape = out.hlo + (_braces(result) if result else "")
+    name = lowering.emit(scope, stmt.results[0], shape, "bitcast", [value], "", stmt.start)
+    lowering.bind(scope, stmt, name, [out])
+
+
+def _replica_groups(value: list[Any]) -> str:
+    groups = nested_ints(value)
+    if groups and isinstance(groups[0], list):
+        return "{" + ",".join(_braces(g) for g in groups) + "}"
+    return "{}"
+
+
+def _all_gather(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
+    dim = ints(op.attrs.get("all_gather_dim", []))[0]
+    groups = _replica_groups(op.attrs.get("replica_groups", []))
+    _simple(
+        lowering, scope, stmt, op, "all-gather", f"dimensions={{{dim}}}, replica_groups={groups}"
+    )
+
+
+def _map(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
+    dims = ints(op.attrs.get("dimensions", []))
+    if not op.regions:
+        raise lowering.error("map: no computation region", stmt.head)
+    name, _ = lowering.region(f"mapped_{stmt.results[0]}", op.regions[0])
+    _simple(lowering, scope, stmt, op, "map", f"dimensions={_braces(dims)}, to_apply={name}")
+
+
+def _triangular_solve(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
+    flags = [
+        f"{name}={word(op.attrs[name]) or 'false'}"
+        for name in ("left_side", "lower", "unit_diagonal")
+        if name in op.attrs
+    ]
+    transpose = word(op.attrs.get("transpose_a", [])) or "NO_TRANSPOSE"
+    _simple(
+        lowering,
+        scope,
+        stmt,
+        op,
+        "triangular-solve",
+        ", ".join([*flags, f"transpose_a={transpose}"]),
+    )
+
+
 HANDLERS: dict[str, Any] = {
     "fusion": _fusion,
+    "map": _map,
+    "triangular_solve": _triangular_solve,
+    "all_gather": _all_gather,
+    "bitcast": _bitcast,
     "convolution": _convolution,
     "gather": _gather,
     "scatter": _scatter,
