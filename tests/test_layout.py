@@ -25,9 +25,10 @@ ALLOWED: dict[str, set[str]] = {
     "stablehlo": {"hlo", "maps", "base"},
     "gpu": {"hlo", "maps", "base"},
     "tiling": {"hlo", "maps", "base"},
+    "pictures": {"hlo", "maps", "base"},
     "check": {"stablehlo", "hlo", "maps", "base"},
-    "cli": {"cli", "check", "gpu", "tiling", "stablehlo", "hlo", "maps", "base"},
-    "api": {"cli", "check", "gpu", "tiling", "stablehlo", "hlo", "maps", "base"},
+    "cli": {"cli", "check", "gpu", "tiling", "stablehlo", "pictures", "hlo", "maps", "base"},
+    "api": {"cli", "check", "gpu", "tiling", "stablehlo", "pictures", "hlo", "maps", "base"},
 }
 GUI_PACKAGES = {"click", "rich"}
 

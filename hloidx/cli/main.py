@@ -179,11 +179,13 @@ def simplify(
 
 from .check_command import check as _check  # noqa: E402
 from .maps_command import maps as _maps  # noqa: E402
+from .show_command import show as _show  # noqa: E402
 from .summary_command import summary as _summary  # noqa: E402
 
 cli.add_command(_maps)
 cli.add_command(_check)
 cli.add_command(_summary)
+cli.add_command(_show)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -61,7 +61,12 @@ from .options import (
 @click.option("--no-verify", is_flag=True, help="Do not check simplifications (faster).")
 @click.option("--no-simplify", is_flag=True, help="Print the maps as the rules build them.")
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "html"]),
+    default="text",
+    show_default=True,
+    help="html: one self-contained page (summary table, maps, a picture of each operand).",
 )
 @click.option(
     "--floordiv-spelling",
@@ -152,6 +157,7 @@ def maps(
       hloidx maps samples/corpus/cnn_pool_batchnorm.opt.hlo --format json -o maps.json
       hloidx maps samples/xla_dump --stage after --jobs 2
       hloidx maps samples/stablehlo/softmax.mlir
+      hloidx maps samples/corpus/cnn_pool_batchnorm.opt.hlo --format html -o report.html
     """
     from ..hlo.module_files import find_module_files
 
@@ -178,6 +184,8 @@ def maps(
         raise click.UsageError("--from and --to take one file")
     if single:
         sys.exit(_one_file(found[0][0], options, from_, to))
+    if fmt == "html" and not single:
+        raise click.UsageError("--format html takes one file")
     if not found:
         raise click.UsageError(
             f"no module files under {', '.join(files)} (looked for *.hlo, "
@@ -212,6 +220,8 @@ def _one_file(path: str, options: MapsOptions, from_: str | None, to: str | None
         raise click.UsageError(outcome.usage_error)
     if options.fmt == "json":
         click.echo(json.dumps(outcome.doc))
+    elif options.fmt == "html":
+        click.echo(outcome.html)
     else:
         from .render import LineBuffer
 
@@ -258,6 +268,7 @@ class Outcome:
     def __init__(self, where: str) -> None:
         self.where = where
         self.doc: dict[str, Any] | None = None
+        self.html = ""
         self.lines: list[Any] = []
         self.error_lines: list[str] = []
         self.usage_error: str | None = None
@@ -334,6 +345,11 @@ def analyse_text(
         outcome.doc = module_to_json(analysis, options.spelling)
         if trees is not None:
             outcome.doc["composition_trees"] = trees
+    elif options.fmt == "html":
+        from ..hlo.summary import summarize
+        from ..pictures.html import report
+
+        outcome.html = report(analysis, summarize(analysis), options.spelling)
     else:
         outcome.lines = _text_lines(analysis, options, trees)
     outcome.instructions = len(analysis.instructions)

@@ -1,0 +1,226 @@
+"""``hloidx show``: a heatmap of one operand, every element coloured by how often it is read."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from .options import EXIT_BAD_INPUT, console, global_options, read_text, report_error
+
+#: background colours of the count levels (white: never read), and the ramp used without colour
+_COLOURS = [
+    "grey93",
+    "light_sky_blue1",
+    "sky_blue2",
+    "steel_blue1",
+    "dodger_blue3",
+    "blue3",
+    "navy_blue",
+]
+_RAMP = " .:-=+*#"
+
+
+def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip() != "")
+    except ValueError:
+        raise click.BadParameter(
+            f"{what} is a comma-separated list of integers: {text!r}"
+        ) from None
+
+
+@click.command()
+@click.argument("file", metavar="FILE")
+@click.option("--instruction", required=True, metavar="NAME", help="The instruction (% optional).")
+@click.option(
+    "--operand",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Which operand to draw.",
+)
+@click.option(
+    "--dims",
+    metavar="A,B",
+    help="The two operand dimensions drawn as rows and "
+    "columns (the others are summed over); default: the last two.",
+)
+@click.option(
+    "--output-element",
+    metavar="I,J,...",
+    help="Outline the elements this one output element reads.",
+)
+@click.option("--svg", "svg_file", metavar="FILE", help="Also write the picture as SVG.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option(
+    "--language",
+    type=click.Choice(["auto", "hlo", "stablehlo"]),
+    default="auto",
+    show_default=True,
+    help="HLO text or StableHLO (MLIR); auto detects it.",
+)
+@global_options
+def show(
+    file: str,
+    instruction: str,
+    operand: int,
+    dims: str | None,
+    output_element: str | None,
+    svg_file: str | None,
+    fmt: str,
+    language: str,
+) -> None:
+    """A heatmap of one operand: each element coloured by how many times it is read when the
+    whole output is computed (from the operand's output-to-input maps, the same counts that
+    `reads` averages). Higher ranks show two dimensions (`--dims`), summed over the others;
+    large operands are drawn in blocks of elements (the legend says so). `--output-element`
+    outlines what one output element reads. Counts are exact when the domain is small enough to
+    enumerate, else sampled (labelled); an operand read through an op without a rule has no
+    picture.
+
+    \b
+    Examples:
+      hloidx show samples/seed000/reduce_window.hlo --instruction reduce-window
+      hloidx show samples/seed000/pad.hlo --instruction pad --output-element 3,5
+    """
+    from ..hlo.analysis import analyze
+    from ..hlo.selection import SelectionError, select_instructions
+    from ..pictures import operand_picture
+    from ..pictures.svg import svg
+    from ..stablehlo import parse_module_lenient
+
+    text, where = read_text(file, "HLO file")
+    module, errors = parse_module_lenient(text, where, language)
+    for error in errors:
+        report_error(error)
+    if module is None:
+        sys.exit(EXIT_BAD_INPUT)
+    try:
+        selected = select_instructions(
+            module, instructions={instruction.lstrip("%")}, all_computations=True
+        )
+    except SelectionError as error:
+        raise click.UsageError(f"{error.message} in {where}{error.hint}") from None
+    analysis = analyze(module, verify=False, only=selected[:1])
+    ins = analysis.instructions[0]
+    if operand >= len(ins.operands):
+        raise click.UsageError(
+            f"{ins.name} has {len(ins.operands)} operand(s); no operand {operand}"
+        )
+    width = console().width or 80
+    try:
+        pic, counts = operand_picture(
+            ins,
+            operand,
+            dims=_pair(_ints(dims, "--dims")),
+            output_element=_ints(output_element, "--output-element"),
+            max_cols=max(8, min(64, (width - 10) // 2)),
+        )
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    op = ins.operands[operand]
+    title = f"{ins.name} operand {operand}: {op.name} {op.shape}"
+    if pic is None:
+        message = f"{title}: no picture: {counts.note}"
+        if fmt == "json":
+            click.echo(
+                json.dumps(
+                    {
+                        "schema_version": 1,
+                        "instruction": ins.name,
+                        "operand": operand,
+                        "picture": None,
+                        "reason": counts.note,
+                    }
+                )
+            )
+        else:
+            click.echo(message)
+        return
+    if svg_file:
+        with open(svg_file, "w", encoding="utf-8") as handle:
+            handle.write(svg(pic, title))
+    if fmt == "json":
+        click.echo(json.dumps(_picture_json(ins.name, operand, op, pic)))
+        return
+    _draw(title, pic)
+    if errors:
+        sys.exit(EXIT_BAD_INPUT)
+
+
+def _pair(values: tuple[int, ...] | None) -> tuple[int, int] | None:
+    if values is None:
+        return None
+    if len(values) != 2:
+        raise click.BadParameter("--dims takes two dimensions, e.g. --dims 0,2")
+    return values[0], values[1]
+
+
+def _picture_json(name: str, operand: int, op: Any, pic: Any) -> dict[str, Any]:
+    return {
+        "schema_version": 1,
+        "instruction": name,
+        "operand": operand,
+        "operand_name": op.name,
+        "shape": list(pic.shape),
+        "dims": list(pic.dims),
+        "block": list(pic.block),
+        "kind": pic.kind,
+        "note": pic.note,
+        "aggregation": pic.aggregation or None,
+        "cells": [
+            [
+                {"index": c.index, "count": c.count, "total": c.total, "highlight": c.highlight}
+                for c in row
+            ]
+            for row in pic.cells
+        ],
+    }
+
+
+def _draw(title: str, pic: Any) -> None:
+    from rich.text import Text
+
+    from ..pictures.grid import buckets, level
+
+    out = console()
+    plain = not out.is_terminal or out.no_color
+    edges = buckets(pic.max_count)
+    lines = [Text(title, style="bold")]
+    for row in pic.cells:
+        line = Text("  ")
+        for cell in row:
+            k = min(level(cell.count, edges), len(_COLOURS) - 1)
+            if plain:
+                line.append(("X" if cell.highlight else _RAMP[min(k, len(_RAMP) - 1)]) * 2)
+            else:
+                mark = "◆ " if cell.highlight else "  "
+                line.append(mark, style=f"bold orange1 on {_COLOURS[k]}")
+        lines.append(line)
+    legend = Text("  reads: ")
+    whole_steps = edges == [float(k) for k in range(len(edges))]
+    for k, edge in enumerate(edges):
+        label = f"{edge:g}" if k == 0 or whole_steps else f"≤{edge:.3g}"
+        if plain:
+            legend.append(f"'{_RAMP[min(k, len(_RAMP) - 1)] * 2}' {label}  ")
+        else:
+            legend.append("  ", style=f"on {_COLOURS[min(k, len(_COLOURS) - 1)]}")
+            legend.append(f" {label}  ")
+    lines.append(legend)
+    if any(c.highlight for row in pic.cells for c in row):
+        lines.append(Text("  " + ("XX" if plain else "◆") + " read by the chosen output element"))
+    if pic.aggregation:
+        lines.append(Text("  " + pic.aggregation, style="dim"))
+    if pic.kind != "exact":
+        lines.append(Text(f"  {pic.kind}: {pic.note}", style="yellow"))
+    if plain:
+        out.file.write("\n".join(t.plain for t in lines) + "\n")
+    else:
+        out.print(Text("\n").join(lines))

@@ -1,0 +1,47 @@
+"""Pictures of access patterns: where in an operand an instruction reads, and how often.
+
+``operand_picture`` draws one operand of one analysed instruction (read counts from its
+output-to-input maps, see :mod:`.counts`); :mod:`.svg` writes it as SVG, :mod:`.html` a whole
+module as one self-contained page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .counts import ReadCounts, read_counts
+from .grid import Picture, picture
+
+
+def operand_picture(
+    ins: Any,
+    operand: int,
+    *,
+    dims: tuple[int, int] | None = None,
+    output_element: tuple[int, ...] | None = None,
+    max_rows: int = 32,
+    max_cols: int = 64,
+    budget: int | None = None,
+) -> tuple[Picture | None, ReadCounts]:
+    """The picture of operand ``operand`` of ``ins`` (an ``InstructionAnalysis``), or None with
+    the reason in the counts' note (unknown indexing, a tuple or token operand)."""
+    op = ins.operands[operand]
+    instr = ins.instruction
+    shape_of = instr.operands[operand].shape if instr is not None else None
+    if shape_of is None or not shape_of.is_array:
+        return None, ReadCounts(None, "unknown", "not an array operand")
+    shape = tuple(shape_of.dims)
+    options = {} if budget is None else {"budget": budget}
+    counts = read_counts(list(op.output_to_input), shape, **options)
+    if counts.is_unknown:
+        return None, counts
+    highlight = None
+    if output_element is not None:
+        highlight = read_counts(list(op.output_to_input), shape, point=output_element, **options)
+    pic = picture(
+        counts, shape, dims=dims, max_rows=max_rows, max_cols=max_cols, highlight=highlight
+    )
+    return pic, counts
+
+
+__all__ = ["Picture", "ReadCounts", "operand_picture", "picture", "read_counts"]

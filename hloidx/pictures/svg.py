@@ -1,0 +1,81 @@
+"""A picture as a standalone SVG: one ``rect`` per cell carrying its element index and read count
+(``data-index="i,j"``, ``data-count="4"``; a block names its ranges and says how it
+aggregates), so that scripts and tests can read the picture back; a legend of the counts."""
+
+from __future__ import annotations
+
+from html import escape
+
+from .grid import Picture, buckets, level
+
+#: white (never read) to dark blue (read most), then the highlight colour
+PALETTE = ["#ffffff", "#deebf7", "#9ecae1", "#6baed6", "#3182bd", "#08519c", "#08306b"]
+HIGHLIGHT = "#e6550d"
+CELL = 14
+_SMALL = 'font-family="monospace" font-size="10"'
+
+
+def svg(pic: Picture, title: str = "") -> str:
+    edges = buckets(pic.max_count)
+    n_rows = len(pic.cells)
+    n_cols = len(pic.cells[0]) if pic.cells else 0
+    left, top = 40, 34 if title else 18
+    width = left + n_cols * CELL + 20
+    legend_top = top + n_rows * CELL + 16
+    height = legend_top + 30 + (14 if pic.aggregation else 0) + (14 if pic.note else 0)
+    width = max(width, 360)
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" class="hloidx-picture" data-kind="{pic.kind}" '
+        f'data-shape="{",".join(map(str, pic.shape))}" data-rows-dim="{pic.dims[0]}" '
+        f'data-cols-dim="{pic.dims[1]}" data-block="{pic.block[0]},{pic.block[1]}" '
+        f'data-aggregation="{escape(pic.aggregation or "none")}">'
+    ]
+    if title:
+        out.append(
+            f'<text x="4" y="14" font-family="monospace" font-size="12">{escape(title)}</text>'
+        )
+    if pic.dims[0] >= 0:
+        out.append(
+            f'<text x="4" y="{top + 10}" font-family="monospace" font-size="9">'
+            f"d{pic.dims[0]}</text>"
+        )
+    for row in pic.cells:
+        for cell in row:
+            k = level(cell.count, edges)
+            x = left + (cell.cols[0] // pic.block[1]) * CELL
+            y = top + (cell.rows[0] // pic.block[0]) * CELL
+            if cell.highlight:
+                stroke = f' stroke="{HIGHLIGHT}" stroke-width="2" data-highlight="1"'
+            else:
+                stroke = ' stroke="#cccccc" stroke-width="0.5"'
+            block = "" if pic.block == (1, 1) else ' data-aggregate="max"'
+            count = f"{cell.count:g}"
+            out.append(
+                f'<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" fill="{PALETTE[min(k, 6)]}"'
+                f'{stroke} data-index="{cell.index}" data-count="{count}"'
+                f' data-total="{cell.total:g}"{block}>'
+                f"<title>[{cell.index}] read {count}×</title></rect>"
+            )
+    # the legend: one swatch per level, with the largest count it stands for
+    whole_steps = all(float(e).is_integer() for e in edges) and edges == [
+        float(k) for k in range(len(edges))
+    ]
+    for k, edge in enumerate(edges):
+        x = left + k * 48
+        label = f"{edge:g}" if k == 0 or whole_steps else f"≤{edge:.3g}"
+        out.append(
+            f'<rect x="{x}" y="{legend_top}" width="{CELL}" height="{CELL}" '
+            f'fill="{PALETTE[min(k, 6)]}" stroke="#999" stroke-width="0.5" class="legend" '
+            f'data-level="{k}" data-upto="{edge:g}"/>'
+            f'<text x="{x + CELL + 3}" y="{legend_top + 11}" font-family="monospace" '
+            f'font-size="10">{escape(label)}</text>'
+        )
+    y = legend_top + 30
+    if pic.aggregation:
+        out.append(f'<text x="4" y="{y}" {_SMALL}>{escape(pic.aggregation)}</text>')
+        y += 14
+    if pic.note:
+        out.append(f'<text x="4" y="{y}" {_SMALL}>{escape(pic.kind)}: {escape(pic.note)}</text>')
+    out.append("</svg>")
+    return "\n".join(line for line in out if line)
