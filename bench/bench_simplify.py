@@ -113,6 +113,21 @@ def main() -> None:
             verify_us.append((time.perf_counter() - start) * 1e6)
             verdicts[verdict.kind] += 1
 
+    # parse_map of each map's printed text, cold (a fresh text each time: nothing memoised)
+    from hloidx.maps.printer import format_map
+    from hloidx.maps.syntax import parse_map
+
+    parse_us: list[float] = []
+    for entry in entries:
+        text = format_map(entry.original)
+        samples = []
+        for k in range(args.repeat):
+            clear_caches()
+            start = time.perf_counter()
+            parse_map(text + " " * k)
+            samples.append((time.perf_counter() - start) * 1e6)
+        parse_us.append(statistics.median(samples))
+
     total = sum(len(v) for v in by_kind.values())
     hits = sum(sum(v) for v in by_kind.values())
     print("| corpus | maps | simplest form reached |")
@@ -127,6 +142,7 @@ def main() -> None:
         ("simplify, cold (per map)", times_us),
         ("simplify, first call in a corpus pass", first_us),
         ("simplify, repeat call (memoised)", repeat_us),
+        ("parse_map of the printed map, cold", parse_us),
     ):
         print(f"| {label} | {statistics.median(values):.1f} | {percentile(values, 0.9):.1f} |")
     if verify_us:

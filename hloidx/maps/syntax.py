@@ -381,10 +381,14 @@ def parse_map(
         raise MapSyntaxError(
             "expected an indexing map such as (d0) -> (d0), found nothing", source.span(0, 0)
         )
+    unwrapped = _unwrap(text)
+    fast = _fast_parse(unwrapped, default_bounds)
+    if fast is not None:
+        return fast
     lark, builder = _parser()
     builder.reset(source, default_bounds)
     try:
-        result = lark.parse(_unwrap(text))
+        result = lark.parse(unwrapped)
     except UnexpectedInput as error:
         raise _syntax_error(error, source) from None
     except HloidxError:
@@ -394,6 +398,15 @@ def parse_map(
     finally:
         builder.reset(Source("<map>", ""), Interval.FULL)
     return result
+
+
+def _fast_parse(text: str, default_bounds: Interval) -> IndexingMap | None:
+    from .fast_map_parser import fast_parse
+
+    try:
+        return fast_parse(text, default_bounds)
+    except HloidxError:
+        return None  # the Lark path raises it again, located
 
 
 def parse_expr(
