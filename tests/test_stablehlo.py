@@ -300,3 +300,32 @@ def test_readme_jax_example_runs() -> None:
         )
     ]
     exec(compile(block, "README.md", "exec"), {})
+
+
+def _same_items(a, b) -> bool:
+    from hloidx.stablehlo.syntax import Group, Stmt, Tok
+
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same_items(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, Tok):
+        return (a.type, a.value, a.start) == (b.type, b.value, b.start)
+    if isinstance(a, Group):
+        return a.kind == b.kind and a.start == b.start and _same_items(a.items, b.items)
+    if isinstance(a, Stmt):
+        return a.kind == b.kind and _same_items(a.head, b.head) and _same_items(a.pieces, b.pieces)
+    return a == b
+
+
+def test_fast_reader_reads_what_the_grammar_reads() -> None:
+    from hloidx.stablehlo import syntax
+
+    texts = [p.read_text() for p in sorted(DATA.glob("*.mlir"))] + [SYNTAX, BROKEN]
+    translations = json.loads((paths.XLA_TESTS / "stablehlo_cases.json").read_text())
+    texts += list(translations["translations"].values())
+    for text in texts:
+        fast = syntax._fast_items(text)
+        assert fast is not None
+        assert _same_items(fast, syntax._convert(syntax._parser().parse(text)))
+    assert syntax._fast_items(BROKEN.replace("}\n}\n", "}\n")) is None  # unbalanced: Lark words it

@@ -6,6 +6,7 @@ op's pieces. Errors are located in the MLIR text (``file:line:col``, caret).
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
 from functools import cache
@@ -109,11 +110,94 @@ def _convert(node: Any) -> Any:
     return [_convert(c) for c in node.children]
 
 
+# The grammar's terminals, in the order Lark's lexer tries them (priority first); the fast
+# reader below uses them to read well-formed text without Lark's generic machinery.
+_FAST_TOKEN = re.compile(
+    "|".join(
+        f"(?P<{name}>{pattern})"
+        for name, pattern in (
+            ("DIMS", r"(?:(?:[0-9]+|\?)x)+(?=[a-z!])"),
+            ("HEX", r"0x[0-9A-Fa-f]+(?![0-9A-Za-z])"),
+            ("RESULTS", r"%[A-Za-z0-9_$.\-]+(?::[0-9]+)?\s*=(?!=)"),
+            (
+                "RETURN",
+                r'(?:stablehlo\.return|func\.return|mhlo\.return|"stablehlo\.return"'
+                r'|"func\.return"|return)(?![A-Za-z0-9_$.])',
+            ),
+            ("FUNC", r"func\.func(?![A-Za-z0-9_$.])"),
+            ("MODULE", r"module(?![A-Za-z0-9_$.])"),
+            ("ARROW", r"->"),
+            ("VALUE", r"%[A-Za-z0-9_$.\-]+(?:#[0-9]+)?"),
+            ("SYMBOL", r'@[A-Za-z0-9_$.\-]+|@"(?:\\.|[^"\\])*"'),
+            ("HASH_ID", r"#[A-Za-z0-9_$.\-]+"),
+            ("BANG_ID", r"![A-Za-z0-9_$.\-]+"),
+            ("BLOCK", r"\^[A-Za-z0-9_$.\-]+"),
+            ("STRING", r'"(?:\\.|[^"\\])*"'),
+            ("NUMBER", r"[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?"),
+            ("BARE_ID", r"[A-Za-z_][A-Za-z0-9_$.]*"),
+            ("OPEN", r"[(\[{<]"),
+            ("CLOSE", r"[)\]}>]"),
+            ("COLON", r":"),
+            ("COMMA", r","),
+            ("EQUAL", r"="),
+            ("QUESTION", r"\?"),
+            ("STAR", r"\*"),
+            ("SKIP", r"\s+|//[^\n]*"),
+        )
+    )
+)
+_CLOSES = {"(": ")", "[": "]", "{": "}", "<": ">"}
+_STARTS = {"RESULTS": "op", "RETURN": "return", "FUNC": "func", "MODULE": "module"}
+
+
+def _fast_items(text: str) -> list[Any] | None:
+    """The items of well-formed text, as the grammar reads them; None at anything else (the
+    Lark parser then reads it, or words the error)."""
+    frames: list[tuple[str, int, list[Any], list[Stmt | None]]] = [("", 0, [], [None])]
+    pos, end = 0, len(text)
+    match = _FAST_TOKEN.match
+    while pos < end:
+        m = match(text, pos)
+        if m is None:
+            return None
+        kind, value, start = m.lastgroup, m.group(), pos
+        pos = m.end()
+        if kind == "SKIP":
+            continue
+        _, _, items, current = frames[-1]
+        if kind == "OPEN":
+            frames.append((value, start, [], [None]))
+            continue
+        if kind == "CLOSE":
+            opening, group_start, group_items, _ = frames.pop()
+            if not frames or _CLOSES.get(opening) != value:
+                return None
+            item: Any = Group(opening, group_items, group_start)
+            _, _, items, current = frames[-1]
+        elif kind in _STARTS:
+            stmt = Stmt(_STARTS[kind], Tok(kind, value, start))
+            items.append(stmt)
+            current[0] = stmt
+            continue
+        else:
+            item = Tok(kind, value, start)
+        if current[0] is not None:
+            current[0].pieces.append(item)
+        else:
+            items.append(item)
+    if len(frames) != 1:
+        return None
+    return frames[0][2]
+
+
 def parse_stablehlo_text(text: str, name: str = "<string>") -> tuple[Source, list[Any]]:
     """The top-level items (statements and pieces) of StableHLO text."""
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
     source = Source(name, text)
+    fast = _fast_items(text)
+    if fast is not None:
+        return source, fast
     with _LOCK:
         try:
             tree = _parser().parse(text)
