@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from .options import console, global_options, plural, progress
+from .options import console, global_options, jobs_option, plural, progress
 
 
 @click.command()
@@ -22,14 +22,7 @@ from .options import console, global_options, plural, progress
     is_flag=True,
     help="Rewrite expectations from the computed maps (only where the oracle agrees).",
 )
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Check files in N processes.",
-)
+@jobs_option("Check files")
 @global_options
 def check(paths: tuple[str, ...], fmt: str, update: bool, jobs: int) -> None:
     """Check HLO files against their expected maps (NAME.expected beside NAME.hlo).

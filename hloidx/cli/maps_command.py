@@ -14,6 +14,8 @@ from .options import (
     EXIT_PROBLEMS,
     console,
     global_options,
+    jobs_option,
+    language_option,
     progress,
     read_text,
     report_error,
@@ -94,22 +96,8 @@ from .options import (
     show_default=True,
     help="In an XLA dump directory: the modules before optimization, after, or both.",
 )
-@click.option(
-    "--language",
-    type=click.Choice(["auto", "hlo", "stablehlo"]),
-    default="auto",
-    show_default=True,
-    help="The input's language: HLO text, or StableHLO (MLIR, what `jax.jit(f).lower(x)"
-    ".as_text()` prints); auto detects it.",
-)
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Analyse many files in N processes.",
-)
+@language_option
+@jobs_option("Analyse many files")
 @global_options
 def maps(
     files: tuple[str, ...],

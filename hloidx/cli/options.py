@@ -127,6 +127,30 @@ def progress(
     return update, bar.stop
 
 
+def language_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--language auto|hlo|stablehlo`` (the value reaches the command as ``language``)."""
+    return click.option(
+        "--language",
+        type=click.Choice(["auto", "hlo", "stablehlo"]),
+        default="auto",
+        show_default=True,
+        help="The input's language: HLO text, or StableHLO (MLIR, what `jax.jit(f).lower(x)"
+        ".as_text()` prints); auto detects it.",
+    )(command)
+
+
+def jobs_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``-j/--jobs N``: ``what`` in N processes."""
+    return click.option(
+        "--jobs",
+        "-j",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        help=f"{what} in N processes.",
+    )
+
+
 # ---------------------------------------------------------------------------
 # Options accepted before and after the command name
 # ---------------------------------------------------------------------------

@@ -8,7 +8,14 @@ from typing import Any
 
 import click
 
-from .options import EXIT_BAD_INPUT, console, global_options, read_text, report_error
+from .options import (
+    EXIT_BAD_INPUT,
+    console,
+    global_options,
+    language_option,
+    read_text,
+    report_error,
+)
 
 #: background colours of the count levels (white: never read), and the ramp used without colour
 _COLOURS = [
@@ -59,13 +66,7 @@ def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
-@click.option(
-    "--language",
-    type=click.Choice(["auto", "hlo", "stablehlo"]),
-    default="auto",
-    show_default=True,
-    help="HLO text or StableHLO (MLIR); auto detects it.",
-)
+@language_option
 @global_options
 def show(
     file: str,

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ..hlo.summary import SORT_KEYS
-from .options import global_options, plural
+from .options import global_options, language_option, plural
 
 
 def _number(value: float | None, kind: str | None = None) -> str:
@@ -91,13 +91,7 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
-@click.option(
-    "--language",
-    type=click.Choice(["auto", "hlo", "stablehlo"]),
-    default="auto",
-    show_default=True,
-    help="HLO text or StableHLO (MLIR); auto detects it.",
-)
+@language_option
 @global_options
 def summary(file: str, sort: str, limit: int, no_verify: bool, fmt: str, language: str) -> None:
     """A triage table of an HLO module: which ops read how much of what, and how sure that is.

@@ -10,6 +10,7 @@ import math
 import struct
 from typing import TYPE_CHECKING, Any
 
+from ..hlo.rules.basic import ELEMENTWISE as BASIC_ELEMENTWISE
 from .attributes import OpPieces, first_type, ints, nested_ints, record, split_op, word
 from .syntax import Group, Stmt, Tok
 from .types import TensorType
@@ -17,59 +18,30 @@ from .types import TensorType
 if TYPE_CHECKING:
     from .lowering import Lowering, Scope, Value
 
-#: stablehlo op (without the dialect) -> HLO opcode, for ops that map one to one
-ELEMENTWISE = {
-    name: name.replace("_", "-")
-    for name in [
-        "abs",
-        "add",
-        "and",
-        "atan2",
-        "cbrt",
-        "ceil",
-        "cosine",
-        "divide",
-        "exponential",
-        "exponential_minus_one",
-        "floor",
-        "imag",
-        "is_finite",
-        "log",
-        "log_plus_one",
-        "logistic",
-        "maximum",
-        "minimum",
-        "multiply",
-        "negate",
-        "not",
-        "or",
-        "popcnt",
-        "power",
-        "real",
-        "remainder",
-        "round_nearest_afz",
-        "round_nearest_even",
-        "rsqrt",
-        "shift_left",
-        "shift_right_arithmetic",
-        "shift_right_logical",
-        "sign",
-        "sine",
-        "sqrt",
-        "subtract",
-        "tan",
-        "tanh",
-        "xor",
-        "select",
-        "clamp",
-        "convert",
-        "bitcast_convert",
-        "reshape",
-        "copy",
-    ]
+#: HLO's elementwise opcodes that need more than their operands (attributes, a region) or do
+#: not exist in StableHLO under the same name: these get their own translation, or none
+_NOT_PLAIN = {
+    "compare",
+    "map",
+    "reduce-precision",
+    "all-reduce",
+    "all-reduce-start",
+    "all-reduce-done",
+    "domain",
+    "stochastic-convert",
+    "cos",
+    "sin",
+    "exp",
+    "count-leading-zeros",
 }
-ELEMENTWISE["count_leading_zeros"] = "clz"
-ELEMENTWISE["popcnt"] = "popcnt"
+
+#: stablehlo op (without the dialect) -> HLO opcode, for ops that map one to one: HLO's
+#: elementwise ops under their StableHLO spelling (`round_nearest_even`), and a few more
+ELEMENTWISE = {op.replace("-", "_"): op for op in BASIC_ELEMENTWISE if op not in _NOT_PLAIN} | {
+    "count_leading_zeros": "clz",
+    "bitcast_convert": "bitcast-convert",
+    "reshape": "reshape",
+}
 
 _DIRECTIONS = {"EQ", "NE", "LT", "LE", "GT", "GE"}
 _CHLO_ELEMENTWISE = {"erf": "erf", "tan": "tan", "square": "multiply"}
