@@ -49,13 +49,18 @@ def identity_of(shape: list[int]) -> IndexingMap:
     return IndexingMap.build([const(0) if n == 1 else dim(i) for i, n in enumerate(shape)], shape)
 
 
-def factorization(n: int, rng: random.Random) -> list[int]:
+def prime_factors(n: int) -> list[int]:
     primes, x, p = [], n, 2
     while x > 1:
         while x % p == 0:
             primes.append(p)
             x //= p
         p += 1
+    return primes
+
+
+def factorization(n: int, rng: random.Random) -> list[int]:
+    primes = prime_factors(n)
     rng.shuffle(primes)
     parts, current = [], 1
     for q in primes:

@@ -20,6 +20,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from map_corpus import prime_factors
 
 from hloidx.caches import clear_caches
 from hloidx.hlo.reshape import linearized_reshape_map
@@ -38,12 +41,8 @@ def chain_map(shapes: list[list[int]]) -> IndexingMap:
 
 
 def factorization(n: int, rng: random.Random, parts: int) -> list[int]:
-    primes, k, p = [], n, 2
-    while k > 1:
-        while k % p == 0:
-            primes.append(p)
-            k //= p
-        p += 1
+    """``n`` as a product of at most ``parts`` factors, its primes dealt out at random."""
+    primes = prime_factors(n)
     rng.shuffle(primes)
     dims = [1] * parts
     for q in primes:
