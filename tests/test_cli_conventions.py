@@ -321,7 +321,7 @@ def _readme_commands() -> list[str]:
 
 def _help_commands() -> list[str]:
     commands = []
-    for name in ("", "maps", "check", "summary", "simplify"):
+    for name in ("", "maps", "check", "summary", "simplify", "show", "threads", "coalescing"):
         args = [name, "--help"] if name else ["--help"]
         out = _run(*args).output
         commands += [
@@ -341,6 +341,7 @@ def _strip_comment(command: str) -> str:
 def test_documented_command_runs_as_written(command: str, tmp_path: Path, monkeypatch) -> None:
     # run in a scratch copy of the layout, so that `-o maps.json` writes nothing in the repository
     (tmp_path / "samples").symlink_to(ROOT / "samples")
+    (tmp_path / "tests").symlink_to(ROOT / "tests")
     monkeypatch.chdir(tmp_path)
     words = _strip_comment(command)
     assert words[0] == "hloidx"

@@ -178,6 +178,8 @@ def simplify(
 
 
 from .check_command import check as _check  # noqa: E402
+from .gpu_commands import coalescing as _coalescing  # noqa: E402
+from .gpu_commands import threads as _threads  # noqa: E402
 from .maps_command import maps as _maps  # noqa: E402
 from .show_command import show as _show  # noqa: E402
 from .summary_command import summary as _summary  # noqa: E402
@@ -186,6 +188,8 @@ cli.add_command(_maps)
 cli.add_command(_check)
 cli.add_command(_summary)
 cli.add_command(_show)
+cli.add_command(_threads)
+cli.add_command(_coalescing)
 
 
 def main(argv: list[str] | None = None) -> None:

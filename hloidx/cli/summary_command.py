@@ -24,7 +24,19 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
     """The summary as plain lines (the text form: one pass, written once)."""
     rows = doc["rows"] if limit <= 0 else doc["rows"][:limit]
     lines = [f"summary of {doc['module']} (entry computation, sorted by {doc['sort']})"]
-    header = ("instruction", "op / kind", "shape", "operand", "distinct", "reads", "status", "maps")
+    header: tuple[str, ...] = (
+        "instruction",
+        "op / kind",
+        "shape",
+        "operand",
+        "distinct",
+        "reads",
+        "status",
+        "maps",
+    )
+    with_gpu = "device" in doc
+    if with_gpu:
+        header += ("coalesced",)
     table: list[tuple[str, ...]] = [header]
     for row in rows:
         op_kind = " ".join(x for x in (row["opcode"], row["kind"]) if x)
@@ -43,6 +55,7 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
                     o["status"],
                     f"{o['maps']}{' rt' if o['runtime_variables'] else ''}",
                 )
+                + ((_coalesced_cell(o),) if with_gpu else ())
             )
             first = False
     widths = [max(len(r[k]) for r in table) for k in range(len(header))]
@@ -70,8 +83,37 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
     return lines
 
 
+def _coalesced_cell(operand: dict[str, Any]) -> str:
+    verdict = operand.get("coalesced")
+    if verdict is None:
+        return ""
+    text = "yes" if verdict else "NO"
+    return text + (" (heuristic)" if operand.get("coalescing_method") == "heuristic" else "")
+
+
+def add_coalescing(doc: dict[str, Any], module: Any, device: str) -> None:
+    """Each fusion operand's coalescing verdict on ``device`` into the summary document."""
+    from ..gpu.analysis import analyze_module
+    from ..gpu.devices import device_profile
+
+    profile = device_profile(device)
+    views = {v.name: v for v in analyze_module(module, profile)}
+    doc["device"] = profile.name
+    for row in doc["rows"]:
+        view = views.get(row["name"])
+        for k, o in enumerate(row["operands"]):
+            if view is not None and k < len(view.operands):
+                o["coalesced"] = view.operands[k].coalesced
+                o["coalescing_method"] = view.operands[k].method
+
+
 @click.command()
 @click.argument("file", metavar="FILE")
+@click.option(
+    "--device",
+    default=None,
+    help="Add each fusion operand's coalescing verdict on this GPU (a100, h100, rtx-a6000).",
+)
 @click.option(
     "--sort",
     type=click.Choice(SORT_KEYS),
@@ -93,7 +135,9 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
 )
 @language_option
 @global_options
-def summary(file: str, sort: str, limit: int, no_verify: bool, fmt: str, language: str) -> None:
+def summary(
+    file: str, device: str | None, sort: str, limit: int, no_verify: bool, fmt: str, language: str
+) -> None:
     """A triage table of an HLO module: which ops read how much of what, and how sure that is.
 
     One row per instruction of the entry computation that reads memory (fusions, custom-calls,
@@ -102,13 +146,15 @@ def summary(file: str, sort: str, limit: int, no_verify: bool, fmt: str, languag
     over-approximation, unknown, never read), the number of distinct maps (`rt`: a runtime
     variable is involved). A Triton fusion shows its block sizes. Then totals: instructions by
     opcode, operands by status, simplification verdicts, and the ops without a rule with the
-    number of operands they leave UNDEFINED.
+    number of operands they leave UNDEFINED. With --device, a column says whether each fusion
+    operand's reads are coalesced on that GPU (see `hloidx coalescing`).
 
     \b
     Examples:
       hloidx summary samples/corpus/cnn_pool_batchnorm.opt.hlo
       hloidx summary samples/corpus/cnn_pool_batchnorm.opt.hlo --sort distinct --limit 10
       hloidx summary samples/corpus/cnn_pool_batchnorm.opt.hlo --format json
+      hloidx summary tests/data/gpu/view/coalescing.hlo --device a100
     """
     from ..hlo.analysis import analyze
     from ..hlo.summary import summarize
@@ -127,6 +173,8 @@ def summary(file: str, sort: str, limit: int, no_verify: bool, fmt: str, languag
     finally:
         stop()
     doc = summarize(analysis, sort)
+    if device is not None:
+        add_coalescing(doc, module, device)
     if fmt == "json":
         click.echo(json.dumps(doc))
     else:

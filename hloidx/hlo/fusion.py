@@ -402,20 +402,23 @@ def _cell(reached: Reached | None, exact_default: bool = True) -> OperandIndexin
     )
 
 
-def _computation_o2i(comp: Computation, num_operands: int, record: bool = False) -> IndexingTable:
+def parameter_cells(
+    start: Instruction, comp: Computation, num_operands: int, record: bool = False
+) -> list[OperandIndexing]:
+    """The maps from ``start``'s output (an instruction of ``comp``) to each parameter."""
     params = {p.parameter_number: p for p in comp.parameters}
-    table: IndexingTable = []
-    for output in _outputs(comp):
-        reached = grouped_output_to_input(output, record=record)
-        row = []
-        for k in range(num_operands):
-            p = params.get(k)
-            r = reached.get(p) if p is not None else None
-            if r is None:
-                r = Reached()  # the output does not read this operand at all
-            row.append(_cell(r) if (r.maps or r.unknown) else _NEVER_READ)
-        table.append(row)
-    return table
+    reached = grouped_output_to_input(start, record=record)
+    row = []
+    for k in range(num_operands):
+        p = params.get(k)
+        r = reached.get(p) if p is not None else None
+        r = r or Reached()  # no path from start reaches this parameter
+        row.append(_cell(r) if (r.maps or r.unknown) else _NEVER_READ)
+    return row
+
+
+def _computation_o2i(comp: Computation, num_operands: int, record: bool = False) -> IndexingTable:
+    return [parameter_cells(out, comp, num_operands, record) for out in _outputs(comp)]
 
 
 def _computation_i2o(comp: Computation, num_operands: int) -> IndexingTable:

@@ -1,0 +1,233 @@
+"""``hloidx threads`` and ``hloidx coalescing``: the GPU view (thin clients of hloidx.gpu)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from .options import global_options, language_option
+
+_DEVICE_HELP = "GPU profile: a100, h100 or rtx-a6000 (the device of XLA's GPU tests)."
+
+
+def _device_options(fn):
+    fn = click.option("--vector", type=click.IntRange(min=1), help="Vector size (sets unroll).")(fn)
+    fn = click.option(
+        "--unroll", type=click.IntRange(min=1), help="Unroll factor instead of XLA's choice."
+    )(fn)
+    fn = click.option(
+        "--threads-per-block",
+        type=click.IntRange(min=1),
+        help="Threads per block instead of XLA's choice.",
+    )(fn)
+    fn = click.option("--device", default="rtx-a6000", show_default=True, help=_DEVICE_HELP)(fn)
+    return fn
+
+
+def _load(file: str, language: str):
+    from ..stablehlo import parse_module_lenient
+    from .options import EXIT_BAD_INPUT, read_text, report_error
+
+    text, where = read_text(file, "HLO file")
+    module, errors = parse_module_lenient(text, where, language)
+    for error in errors:
+        report_error(error)
+    if module is None or errors:
+        sys.exit(EXIT_BAD_INPUT)
+    return module, where
+
+
+def _setup(device: str, threads_per_block, unroll, vector):
+    from ..gpu.devices import device_profile
+    from ..gpu.launch import Overrides
+
+    return device_profile(device), Overrides(threads_per_block, unroll, vector)
+
+
+def threads_lines(doc: dict[str, Any]) -> list[str]:
+    lines = [
+        f"{doc['name']} ({doc['computation']}): {doc['emitter']} emitter on {doc['device']['name']}"
+    ]
+    launch = doc["launch"]
+    if launch is None:
+        lines.append("  launch: not modelled")
+    else:
+        t, b = launch["threads_per_block"], launch["blocks"]
+        line = (
+            f"  launch: threads/block {{{t['x']}, {t['y']}, {t['z']}}}, "
+            f"blocks {{{b['x']}, {b['y']}, {b['z']}}}, unroll {launch['unroll_factor']}, "
+            f"vector {launch['vector_size']}"
+        )
+        if launch["overridden"]:
+            line += f" (set by hand: {', '.join(launch['overridden'])})"
+        lines.append(line)
+    for note in doc["notes"]:
+        lines.append(f"  note: {note}")
+    for out in doc["outputs"]:
+        checked = f"  [{out['verification']}]" if out.get("verification") else ""
+        lines.append(f"  thread -> output {out['index']}:{checked}")
+        lines.append(f"    {out['map'] or 'UNDEFINED (not modelled)'}")
+    for o in doc["operands"]:
+        status = (
+            "UNDEFINED" if o["undefined"] else ("exact" if o["exact"] else "over-approximation")
+        )
+        lines.append(f"  thread -> operand {o['index']} {o['name']} {o['shape']}: {status}")
+        if not o["maps"] and not o["undefined"]:
+            lines.append("    KNOWN EMPTY (never read)")
+        for m in o["maps"]:
+            checked = f"  [{m['verification']}]" if m.get("verification") else ""
+            lines.append(f"    via output {m['output']}:{checked} {m['map']}")
+            if "physical" in m:
+                lines.append(f"      linear address: {m['physical']}")
+        for note in o["notes"]:
+            lines.append(f"    note: {note}")
+    return lines
+
+
+@click.command()
+@click.argument("file", metavar="FILE")
+@click.option("--instruction", required=True, metavar="NAME", help="The fusion (% optional).")
+@_device_options
+@click.option("--physical", is_flag=True, help="Also map to linear addresses via the layouts.")
+@click.option("--no-verify", is_flag=True, help="Do not check the simplified maps.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@language_option
+@global_options
+def threads(
+    file: str,
+    instruction: str,
+    device: str,
+    threads_per_block: int | None,
+    unroll: int | None,
+    vector: int | None,
+    physical: bool,
+    no_verify: bool,
+    fmt: str,
+    language: str,
+) -> None:
+    """Thread-id maps of a fusion: which element each GPU thread writes and reads.
+
+    The launch configuration is XLA:GPU's for the fusion's emitter on --device (override
+    it with --threads-per-block, --unroll, --vector). Maps go from
+    (th_x, th_y, th_z, bl_x, bl_y, bl_z)[chunk_id, unroll_id] to each output element and,
+    composed with the fusion's maps, to each operand element; --physical continues them
+    through the operands' layouts to linear addresses. Each simplified map is verified
+    against the map as XLA builds it ([proved], [exhaustive], [sampled]). Emitters hloidx
+    does not model (reduction, transpose, scatter, ...) say so.
+
+    \b
+    Examples:
+      hloidx threads tests/data/gpu/view/seed001.hlo --instruction fusion
+      hloidx threads tests/data/gpu/view/seed001.hlo --instruction fusion --physical
+      hloidx threads tests/data/gpu/view/seed001.hlo --instruction fusion --device h100 -q
+    """
+    from ..gpu.analysis import analyze_fusion
+    from ..gpu.report import threads_document
+
+    module, where = _load(file, language)
+    profile, overrides = _setup(device, threads_per_block, unroll, vector)
+    name = instruction.lstrip("%")
+    fusion = next(
+        (i for c in module.computations.values() for i in c.instructions if i.name == name), None
+    )
+    if fusion is None or fusion.opcode != "fusion":
+        fusions = [
+            i.name
+            for c in module.computations.values()
+            for i in c.instructions
+            if i.opcode == "fusion"
+        ]
+        what = "no instruction" if fusion is None else "not a fusion:"
+        raise click.UsageError(
+            f"{what} {name!r} in {where}; fusions: {', '.join(fusions[:12]) or 'none'}"
+        )
+    view = analyze_fusion(fusion, profile, overrides)
+    doc = threads_document(module.name, view, profile, physical=physical, verify=not no_verify)
+    if fmt == "json":
+        click.echo(json.dumps(doc))
+    else:
+        click.echo("\n".join(threads_lines(doc)))
+
+
+def coalescing_lines(doc: dict[str, Any]) -> list[str]:
+    device = doc["device"]["name"]
+    lines = [f"coalescing of {doc['module']} on {device} (first warp, XLA's analysis)"]
+    table = [("fusion", "emitter", "operand", "coalesced", "how", "transactions", "bytes/used")]
+    for f in doc["fusions"]:
+        first = True
+        for o in f["operands"]:
+            figures = o["figures"]
+            table.append(
+                (
+                    f["name"] if first else "",
+                    f["emitter"] if first else "",
+                    f"{o['index']} {o['name']} {o['shape']}",
+                    "yes" if o["coalesced"] else "NO",
+                    o["method"],
+                    "-"
+                    if figures is None
+                    else f"{figures['transactions']} (ideal {figures['ideal_transactions']})",
+                    "-" if figures is None else f"{figures['bytes_fetched_per_byte_used']:.2f}",
+                )
+            )
+            first = False
+    widths = [max(len(r[k]) for r in table) for k in range(len(table[0]))]
+    for r in table:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    total = sum(len(f["operands"]) for f in doc["fusions"])
+    bad = sum(1 for f in doc["fusions"] for o in f["operands"] if not o["coalesced"])
+    guessed = sum(1 for f in doc["fusions"] for o in f["operands"] if o["method"] == "heuristic")
+    lines.append(
+        f"{len(doc['fusions'])} fusions, {total} operands: {bad} not coalesced; "
+        f"{guessed} judged by XLA's heuristic (emitter not modelled)"
+    )
+    return lines
+
+
+@click.command()
+@click.argument("file", metavar="FILE")
+@_device_options
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@language_option
+@global_options
+def coalescing(
+    file: str,
+    device: str,
+    threads_per_block: int | None,
+    unroll: int | None,
+    vector: int | None,
+    fmt: str,
+    language: str,
+) -> None:
+    """Whether each fusion's reads of each operand are coalesced on a GPU.
+
+    For every fusion of the entry computation and every operand, XLA's coalescing analysis
+    on hloidx's thread-id maps through the operand's layout: the first warp's addresses
+    (runtime variables at their midpoints), split into contiguous ranges, counted in
+    128-byte transactions against the ideal. The figures beside the verdict are measured
+    from the first warp's map: transactions of the device's size touched (and the ideal),
+    and bytes fetched per byte used. UNDEFINED maps count as not coalesced; emitters whose
+    thread maps hloidx does not model fall back to XLA's heuristic and say so.
+
+    \b
+    Examples:
+      hloidx coalescing tests/data/gpu/view/coalescing.hlo
+      hloidx coalescing tests/data/gpu/view/coalescing.hlo --device a100 --format json
+    """
+    from ..gpu.analysis import analyze_module
+    from ..gpu.report import coalescing_document
+
+    module, _ = _load(file, language)
+    profile, overrides = _setup(device, threads_per_block, unroll, vector)
+    doc = coalescing_document(module.name, analyze_module(module, profile, overrides), profile)
+    if fmt == "json":
+        click.echo(json.dumps(doc))
+    else:
+        click.echo("\n".join(coalescing_lines(doc)))

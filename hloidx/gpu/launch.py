@@ -1,0 +1,231 @@
+"""Launch configurations (threads per block, blocks, unroll factor) as XLA:GPU computes them.
+
+Modelled on XLA's ``CalculateLaunchDimensions`` (``xla/service/gpu/launch_dimensions.cc``,
+the CUDA branch: four warps per block, blocks split over x and y past the x limit) and
+``ComputeLoopFusionConfig`` (``gpu_fusible.cc``: unroll by up to 4 when the output has at
+least as many elements as the GPU has resident threads and nothing in the fusion prevents
+vectorization; at least enough to fill a byte with sub-byte outputs). Every value can be
+overridden; an overridden configuration says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import gcd, prod
+from typing import TYPE_CHECKING, Any
+
+from ..errors import HloidxError
+from .emitters import EmitterChoice, fusion_body
+
+if TYPE_CHECKING:
+    from ..hlo.ir import Instruction, Shape
+    from .devices import DeviceProfile
+
+#: XLA: four warp schedulers per SM, one warp each per block
+WARP_SCHEDULERS = 4
+MAX_UNROLL_FACTOR = 4
+#: XLA's kMaxConcatArgumentsForUnrolling
+MAX_CONCAT_ARGUMENTS_FOR_UNROLLING = 10
+
+_BITS = {
+    "pred": 8,
+    "s2": 2,
+    "u2": 2,
+    "s4": 4,
+    "u4": 4,
+    "f4e2m1fn": 4,
+    "s8": 8,
+    "u8": 8,
+    "s16": 16,
+    "u16": 16,
+    "f16": 16,
+    "bf16": 16,
+    "s32": 32,
+    "u32": 32,
+    "f32": 32,
+    "s64": 64,
+    "u64": 64,
+    "f64": 64,
+    "c64": 64,
+    "c128": 128,
+}
+
+
+def element_bits(element_type: str) -> int:
+    if element_type in _BITS:
+        return _BITS[element_type]
+    if element_type.startswith("f8"):
+        return 8
+    return 32
+
+
+def element_bytes(element_type: str) -> int:
+    """Bytes per element as XLA's ``ByteSizeOfPrimitiveType`` counts them (sub-byte -> 1)."""
+    return max(1, element_bits(element_type) // 8)
+
+
+@dataclass(frozen=True)
+class Overrides:
+    threads_per_block: int | None = None
+    unroll: int | None = None
+    vector: int | None = None
+
+    def any(self) -> bool:
+        return any(v is not None for v in (self.threads_per_block, self.unroll, self.vector))
+
+
+NO_OVERRIDES = Overrides()
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """One kernel launch. ``indexing_shape`` is the shape the threads walk in physical
+    order (``minor_to_major``); ``overridden`` names the values the user set."""
+
+    threads_per_block: tuple[int, int, int]
+    blocks: tuple[int, int, int]
+    unroll_factor: int
+    vector_size: int
+    indexing_shape: tuple[int, ...]
+    minor_to_major: tuple[int, ...]
+    overridden: tuple[str, ...] = field(default=())
+
+    @property
+    def total_threads(self) -> int:
+        return prod(self.threads_per_block) * prod(self.blocks)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "threads_per_block": {
+                "x": self.threads_per_block[0],
+                "y": self.threads_per_block[1],
+                "z": self.threads_per_block[2],
+            },
+            "blocks": {"x": self.blocks[0], "y": self.blocks[1], "z": self.blocks[2]},
+            "unroll_factor": self.unroll_factor,
+            "vector_size": self.vector_size,
+            "indexing_shape": list(self.indexing_shape),
+            "overridden": list(self.overridden),
+        }
+
+    def text(self) -> str:
+        tx, ty, tz = self.threads_per_block
+        bx, by, bz = self.blocks
+        line = (
+            f"threads/block {{{tx}, {ty}, {tz}}}, blocks {{{bx}, {by}, {bz}}}, "
+            f"unroll {self.unroll_factor}, vector {self.vector_size}"
+        )
+        if self.overridden:
+            line += f" (set by hand: {', '.join(self.overridden)})"
+        return line
+
+
+def physical_order(shape: Shape) -> tuple[int, ...]:
+    if shape.layout is not None and len(shape.layout.minor_to_major) == shape.rank:
+        return shape.layout.minor_to_major
+    return tuple(range(shape.rank - 1, -1, -1))
+
+
+def _first_leaf(shape: Shape) -> Shape:
+    while shape.is_tuple and shape.tuple_shapes:
+        shape = shape.tuple_shapes[0]
+    return shape
+
+
+def _may_prevent_vectorization(fusion: Instruction) -> bool:
+    for instr in fusion_body(fusion).instructions:
+        if instr.opcode in ("reduce-window", "sort", "dot"):
+            return True
+        if (
+            instr.opcode == "concatenate"
+            and len(instr.operands) > MAX_CONCAT_ARGUMENTS_FOR_UNROLLING
+        ):
+            return True
+        if instr.opcode == "reduce" and instr.shape.is_tuple and len(instr.shape.leaves()) > 1:
+            return True
+    return False
+
+
+def _smallest_output_bits(fusion: Instruction) -> int:
+    return min((element_bits(s.element_type) for s in fusion.shape.leaves()), default=32)
+
+
+def _max_unroll(num_elements: int) -> int:
+    factor = MAX_UNROLL_FACTOR
+    while factor > 1 and num_elements % factor:
+        factor //= 2
+    return factor
+
+
+def loop_unroll_factor(fusion: Instruction, element_shape: Shape, device: DeviceProfile) -> int:
+    """XLA's ``ComputeLoopFusionConfig`` unroll factor."""
+    n = element_shape.num_elements()
+    unroll = 1
+    if n >= device.max_resident_threads and not _may_prevent_vectorization(fusion):
+        unroll = _max_unroll(n)
+    return max(unroll, -(-8 // _smallest_output_bits(fusion)))
+
+
+def launch_dimensions(
+    num_elements: int, unroll: int, device: DeviceProfile, threads_per_block: int | None = None
+) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """XLA's ``CalculateLaunchDimensions`` (CUDA): (threads per block, blocks)."""
+    if num_elements <= 1:
+        return (1, 1, 1), (1, 1, 1)
+    n = -(-num_elements // unroll)
+    per_block = threads_per_block or min(device.warp_size * WARP_SCHEDULERS, n)
+    total_blocks = -(-n // per_block)
+    blocks_y = -(-total_blocks // device.block_dim_limit_x)
+    blocks_x = -(-total_blocks // blocks_y)
+    return (per_block, 1, 1), (blocks_x, blocks_y, 1)
+
+
+def _concatenate_shape(hero: Instruction) -> Shape:
+    """The largest operand of a concatenate (XLA's ``GetLargestConcatOperandShape``)."""
+    return max(hero.operands, key=lambda o: o.shape.num_elements()).shape
+
+
+def compute_launch(
+    fusion: Instruction,
+    choice: EmitterChoice,
+    device: DeviceProfile,
+    overrides: Overrides = NO_OVERRIDES,
+) -> LaunchConfig | None:
+    """The launch configuration of ``fusion``, or None for an emitter hloidx does not model."""
+    if choice.kind == "loop":
+        shape = _first_leaf(choice.roots[0].shape) if choice.roots else _first_leaf(fusion.shape)
+        unroll = loop_unroll_factor(fusion, shape, device)
+    elif choice.kind == "concatenate" and choice.hero is not None:
+        shape = _concatenate_shape(choice.hero)
+        unroll = loop_unroll_factor(fusion, shape, device)
+        axis = (choice.hero.dimensions or (0,))[0]
+        for operand in choice.hero.operands:  # every operand must split into whole vectors
+            unroll = gcd(unroll, operand.shape.dims[axis])
+    else:
+        return None
+    set_by_hand: list[str] = []
+    if overrides.unroll is not None or overrides.vector is not None:
+        wanted = overrides.vector if overrides.vector is not None else overrides.unroll
+        if wanted is None or wanted < 1:
+            raise HloidxError("the unroll factor and vector size must be at least 1")
+        unroll = wanted
+        set_by_hand.append("vector" if overrides.vector is not None else "unroll")
+    if overrides.threads_per_block is not None:
+        if not 1 <= overrides.threads_per_block <= device.threads_per_block_limit:
+            raise HloidxError(
+                f"--threads-per-block must be in [1, {device.threads_per_block_limit}] "
+                f"on {device.name}"
+            )
+        set_by_hand.append("threads_per_block")
+    threads, blocks = launch_dimensions(
+        shape.num_elements(), unroll, device, overrides.threads_per_block
+    )
+    return LaunchConfig(
+        threads,
+        blocks,
+        unroll,
+        unroll,  # the loop over unroll_id reads consecutive elements: one vector load
+        shape.dims,
+        physical_order(shape),
+        tuple(set_by_hand),
+    )

@@ -1,0 +1,122 @@
+"""The JSON documents of ``hloidx threads`` and ``hloidx coalescing`` (schema version 1), and
+the verification of each simplified thread-id map against the map as XLA builds it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..maps.printer import format_map
+from .thread_maps import raw_thread_map, simplify_thread_map, to_physical
+
+if TYPE_CHECKING:
+    from .analysis import FusionGpuView
+    from .devices import DeviceProfile
+
+SCHEMA_VERSION = 1
+
+
+def _verdict(raw, simplified, verify: bool) -> str | None:
+    if not verify or raw.is_undefined:
+        return None
+    from ..maps.equivalence import verify as check
+
+    return str(check(raw, simplified).kind)
+
+
+def _device(device: DeviceProfile) -> dict[str, Any]:
+    return device.as_json()
+
+
+def threads_document(
+    module_name: str,
+    view: FusionGpuView,
+    device: DeviceProfile,
+    *,
+    physical: bool = False,
+    verify: bool = True,
+) -> dict[str, Any]:
+    """Everything ``hloidx threads`` prints for one fusion."""
+    launch = view.launch
+    outputs = []
+    if launch is not None and view.choice.kind == "loop":
+        raw = raw_thread_map(launch)
+        for i, m in enumerate(view.threads.outputs):
+            entry: dict[str, Any] = {"index": i, "map": None if m is None else format_map(m)}
+            if m is not None:
+                entry["verification"] = _verdict(raw, m, verify)
+            outputs.append(entry)
+    else:
+        for i, m in enumerate(view.threads.outputs):
+            outputs.append({"index": i, "map": None if m is None else format_map(m)})
+    operands = []
+    for k, operand in enumerate(view.fusion.operands):
+        maps = []
+        for read in view.threads.operands[k]:
+            for j, m in enumerate(read.maps):
+                item: dict[str, Any] = {"output": read.output, "map": format_map(m)}
+                if j < len(read.raw):
+                    item["verification"] = _verdict(read.raw[j], m, verify)
+                if physical and operand.shape.is_array:
+                    item["physical"] = format_map(to_physical(m, operand.shape))
+                maps.append(item)
+        reads = view.threads.operands[k]
+        operands.append(
+            {
+                "index": k,
+                "name": operand.name,
+                "shape": str(operand.shape),
+                "maps": maps,
+                "exact": all(r.exact for r in reads),
+                "undefined": any(r.undefined for r in reads),
+                "notes": sorted({n for r in reads for n in r.notes}),
+            }
+        )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "module": module_name,
+        "device": _device(device),
+        "computation": view.computation,
+        "name": view.name,
+        "emitter": view.choice.label,
+        "launch": None if launch is None else launch.as_json(),
+        "outputs": outputs,
+        "operands": operands,
+        "notes": view.threads.notes,
+    }
+
+
+def coalescing_document(
+    module_name: str, views: list[FusionGpuView], device: DeviceProfile
+) -> dict[str, Any]:
+    """Everything ``hloidx coalescing`` prints: every fusion of the entry computation."""
+    fusions = []
+    for view in views:
+        fusions.append(
+            {
+                "computation": view.computation,
+                "name": view.name,
+                "emitter": view.choice.label,
+                "launch": None if view.launch is None else view.launch.as_json(),
+                "operands": [
+                    {
+                        "index": o.index,
+                        "name": o.name,
+                        "shape": o.shape,
+                        "coalesced": o.coalesced,
+                        "method": o.method,
+                        "reason": o.reason,
+                        "figures": None if o.figures is None else o.figures.as_json(),
+                    }
+                    for o in view.operands
+                ],
+            }
+        )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "module": module_name,
+        "device": _device(device),
+        "fusions": fusions,
+    }
+
+
+__all__ = ["coalescing_document", "simplify_thread_map", "threads_document"]

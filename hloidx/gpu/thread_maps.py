@@ -1,0 +1,232 @@
+"""Thread-id maps: from ``(th_x, th_y, th_z, bl_x, bl_y, bl_z)[chunk_id, unroll_id]`` to the
+output element a GPU thread writes and to the operand elements it reads.
+
+The thread → output map is XLA's default work-item map (``GetDefaultWorkItemIndexingMap``):
+the thread's linear id over the grid, times the unroll factor, plus the chunk and unroll
+offsets, delinearized in the indexing shape's physical (minor-to-major) order. Composed with
+the fusion's output-to-input maps it gives what each thread reads; composed further with an
+operand's layout it gives linear addresses (``--physical``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import prod
+from typing import TYPE_CHECKING
+
+from ..hlo.fusion import output_to_input, parameter_cells
+from ..maps.expr import Const, add, dim, floordiv, mod, mul, range_var
+from ..maps.indexing_map import IndexingMap, MapState, Variable, compose
+from ..maps.interval import Interval
+from ..maps.map_simplify import SimplifyOptions, simplify
+from .emitters import EmitterChoice, fusion_body
+from .launch import LaunchConfig, physical_order
+
+if TYPE_CHECKING:
+    from ..hlo.ir import Instruction, Shape
+    from ..hlo.op_rules import OperandIndexing
+
+THREAD_DIM_NAMES = ("th_x", "th_y", "th_z", "bl_x", "bl_y", "bl_z")
+SYMBOL_NAMES = ("chunk_id", "unroll_id")
+#: XLA folds single-valued thread dimensions (th_y in [0, 0]) out of thread-id maps
+THREAD_SIMPLIFY = SimplifyOptions(preserve_point_dims=False)
+
+
+def simplify_thread_map(m: IndexingMap) -> IndexingMap:
+    return simplify(m, options=THREAD_SIMPLIFY)
+
+
+def linear_thread_index(launch: LaunchConfig):
+    """The first element a thread handles, as an expression of the six thread dimensions and
+    the two symbols (chunk_id, unroll_id)."""
+    threads, blocks = launch.threads_per_block, launch.blocks
+    totals = [t * b for t, b in zip(threads, blocks, strict=True)]
+    linear = Const(0)
+    stride = 1
+    for axis in range(3):
+        coordinate = add(dim(axis), mul(dim(3 + axis), threads[axis]))
+        linear = add(linear, mul(coordinate, stride))
+        stride *= totals[axis]
+    u = launch.unroll_factor
+    return add(mul(linear, u), mul(range_var(0), u * prod(totals)), range_var(1))
+
+
+def thread_variables(
+    launch: LaunchConfig, num_elements: int
+) -> tuple[list[Variable], list[Variable]]:
+    sizes = list(launch.threads_per_block) + list(launch.blocks)
+    dims = [Variable(Interval(0, s - 1), n) for s, n in zip(sizes, THREAD_DIM_NAMES, strict=True)]
+    per_chunk = launch.total_threads * launch.unroll_factor
+    chunks = max(1, -(-num_elements // per_chunk))
+    symbols = [
+        Variable(Interval(0, chunks - 1), SYMBOL_NAMES[0]),
+        Variable(Interval(0, launch.unroll_factor - 1), SYMBOL_NAMES[1]),
+    ]
+    return dims, symbols
+
+
+def default_thread_map(launch: LaunchConfig) -> IndexingMap:
+    """Thread ids → element of the indexing shape (XLA's default work-item map), simplified."""
+    return simplify_thread_map(raw_thread_map(launch))
+
+
+def raw_thread_map(launch: LaunchConfig) -> IndexingMap:
+    """XLA's default work-item map as built, before simplification."""
+    shape = launch.indexing_shape
+    n = prod(shape)
+    linear = linear_thread_index(launch)
+    results: list = [Const(0)] * len(shape)
+    divisor = 1
+    for d in launch.minor_to_major:
+        results[d] = mod(floordiv(linear, divisor), shape[d])
+        divisor *= shape[d]
+    dims, symbols = thread_variables(launch, n)
+    raw = IndexingMap(
+        tuple(results), tuple(dims), tuple(symbols), (), ((linear, Interval(0, n - 1)),)
+    )
+    return simplify_thread_map(raw)
+
+
+def within(m: IndexingMap, dims: tuple[int, ...]) -> IndexingMap:
+    """``m`` restricted to the points whose results lie inside an array of shape ``dims``."""
+    extra = [(r, Interval(0, size - 1)) for r, size in zip(m.results, dims, strict=True)]
+    return m.add_constraints(extra)
+
+
+def physical_linear_map(shape: Shape) -> IndexingMap:
+    """Logical index → linear offset in memory through the shape's layout."""
+    order = physical_order(shape)
+    stride = 1
+    terms = []
+    for d in order:
+        terms.append(mul(dim(d), stride))
+        stride *= shape.dims[d]
+    return IndexingMap(
+        (add(*terms) if terms else Const(0),),
+        tuple(Variable(Interval(0, s - 1)) for s in shape.dims),
+    )
+
+
+@dataclass
+class ThreadRead:
+    """The maps from thread ids to one operand's elements (through one fusion output)."""
+
+    output: int
+    maps: list[IndexingMap] = field(default_factory=list)
+    exact: bool = True
+    notes: list[str] = field(default_factory=list)
+    #: each map before simplification (the composition as built), for verification
+    raw: list[IndexingMap] = field(default_factory=list)
+
+    @property
+    def undefined(self) -> bool:
+        return any(m.is_undefined for m in self.maps)
+
+
+@dataclass
+class ThreadMaps:
+    """Everything ``hloidx threads`` shows for one fusion."""
+
+    fusion: Instruction
+    choice: EmitterChoice
+    launch: LaunchConfig | None
+    #: per fusion output: the thread → output element map (None: the emitter has none)
+    outputs: list[IndexingMap | None] = field(default_factory=list)
+    #: per fusion operand: the reads through each output
+    operands: list[list[ThreadRead]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _compose_cell(thread_map: IndexingMap, cell: OperandIndexing, output: int) -> ThreadRead:
+    read = ThreadRead(output, exact=cell.exact, notes=list(cell.notes))
+    for i, rv in enumerate(cell.runtime_vars):
+        read.notes.append(f"rt{i} is {rv.producer_text()} read at {rv.map} (of the output index)")
+    seen: set[IndexingMap] = set()
+    for m in cell.maps:
+        if m.is_undefined:
+            read.maps = [IndexingMap.undefined()]
+            return read
+        if m.state is MapState.KNOWN_EMPTY:
+            continue
+        built = compose(thread_map, m)
+        composed = simplify_thread_map(built)
+        if composed.state is MapState.KNOWN_EMPTY or composed in seen:
+            continue
+        seen.add(composed)
+        read.maps.append(composed)
+        read.raw.append(built)
+    return read
+
+
+def _loop_maps(result: ThreadMaps) -> None:
+    launch, fusion = result.launch, result.fusion
+    assert launch is not None
+    thread_map = default_thread_map(launch)
+    table = output_to_input(fusion)
+    for out_id, root in enumerate(result.choice.roots):
+        leaf = root.shape.leaves()[0] if root.shape.is_tuple else root.shape
+        if tuple(leaf.dims) != tuple(launch.indexing_shape):
+            result.outputs.append(None)
+            result.notes.append(
+                f"output {out_id} ({root.name}) has another shape than the indexing shape: "
+                "its thread maps are not modelled"
+            )
+            for reads in result.operands:
+                reads.append(ThreadRead(out_id, [IndexingMap.undefined()], False, ["not modelled"]))
+            continue
+        result.outputs.append(thread_map)
+        for k, reads in enumerate(result.operands):
+            reads.append(_compose_cell(thread_map, table[out_id][k], out_id))
+
+
+def _concatenate_maps(result: ThreadMaps) -> None:
+    launch, hero = result.launch, result.choice.hero
+    assert launch is not None
+    assert hero is not None
+    body = fusion_body(result.fusion)
+    thread_map = default_thread_map(launch)
+    axis = (hero.dimensions or (0,))[0]
+    offset = 0
+    per_output: list[IndexingMap] = []
+    for j, part in enumerate(hero.operands):
+        # every thread walks the largest operand's shape; it handles element i of operand
+        # j only where i is inside operand j (the emitter's bounds check)
+        part_map = simplify_thread_map(within(thread_map, part.shape.dims))
+        shifted = list(part_map.results)
+        shifted[axis] = add(shifted[axis], offset)
+        per_output.append(part_map.with_results(shifted))
+        offset += part.shape.dims[axis]
+        cells = parameter_cells(part, body, len(result.fusion.operands))
+        for k, reads in enumerate(result.operands):
+            read = _compose_cell(part_map, cells[k], j)
+            if read.maps or read.undefined:
+                reads.append(read)
+    result.outputs = list(per_output)
+    result.notes.append(
+        "the concatenate emitter walks its largest operand's shape once per operand; "
+        "outputs are listed per concatenate operand"
+    )
+
+
+def thread_maps(
+    fusion: Instruction, choice: EmitterChoice, launch: LaunchConfig | None
+) -> ThreadMaps:
+    """Thread-id maps of every output and operand of ``fusion`` under ``launch``."""
+    result = ThreadMaps(fusion, choice, launch, operands=[[] for _ in fusion.operands])
+    if launch is None:
+        result.notes.append(
+            f"thread-id maps of XLA's {choice.label} emitter are not modelled by hloidx"
+        )
+        return result
+    if choice.kind == "concatenate":
+        _concatenate_maps(result)
+    else:
+        _loop_maps(result)
+    return result
+
+
+def to_physical(read_map: IndexingMap, operand_shape: Shape) -> IndexingMap:
+    """A thread → logical operand index map continued to linear memory offsets."""
+    if read_map.state is not MapState.NORMAL or not operand_shape.dims:
+        return read_map
+    return simplify_thread_map(compose(read_map, physical_linear_map(operand_shape)))
