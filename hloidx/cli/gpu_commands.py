@@ -28,14 +28,11 @@ def _device_options(fn):
 
 
 def _load(file: str, language: str):
-    from ..stablehlo import parse_module_lenient
-    from .options import EXIT_BAD_INPUT, read_text, report_error
+    """The module, or exit 2: the GPU view is not shown for a module with broken lines."""
+    from .options import EXIT_BAD_INPUT, load_module
 
-    text, where = read_text(file, "HLO file")
-    module, errors = parse_module_lenient(text, where, language)
-    for error in errors:
-        report_error(error)
-    if module is None or errors:
+    module, where, errors = load_module(file, language)
+    if errors:
         sys.exit(EXIT_BAD_INPUT)
     return module, where
 

@@ -102,6 +102,20 @@ def read_text(path: str, what: str) -> tuple[str, str]:
         raise click.UsageError(f"cannot read {what} {path}: {error.strerror}") from None
 
 
+def load_module(path: str, language: str) -> tuple[Any, str, list[Any]]:
+    """The module of a file argument, its display name, and the located errors it had (each
+    already reported); exits with 2 when nothing usable could be read."""
+    from ..stablehlo import parse_module_lenient
+
+    text, where = read_text(path, "HLO file")
+    module, errors = parse_module_lenient(text, where, language)
+    for error in errors:
+        report_error(error)
+    if module is None:
+        sys.exit(EXIT_BAD_INPUT)
+    return module, where, errors
+
+
 def progress(
     enabled: bool, total_hint: str
 ) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:

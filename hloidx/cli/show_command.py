@@ -13,8 +13,7 @@ from .options import (
     console,
     global_options,
     language_option,
-    read_text,
-    report_error,
+    load_module,
 )
 
 #: background colours of the count levels (white: never read), and the ramp used without colour
@@ -95,14 +94,8 @@ def show(
     from ..hlo.selection import SelectionError, select_instructions
     from ..pictures import operand_picture
     from ..pictures.svg import svg
-    from ..stablehlo import parse_module_lenient
 
-    text, where = read_text(file, "HLO file")
-    module, errors = parse_module_lenient(text, where, language)
-    for error in errors:
-        report_error(error)
-    if module is None:
-        sys.exit(EXIT_BAD_INPUT)
+    module, where, errors = load_module(file, language)
     try:
         selected = select_instructions(
             module, instructions={instruction.lstrip("%")}, all_computations=True

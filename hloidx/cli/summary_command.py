@@ -158,15 +158,9 @@ def summary(
     """
     from ..hlo.analysis import analyze
     from ..hlo.summary import summarize
-    from ..stablehlo import parse_module_lenient
-    from .options import EXIT_BAD_INPUT, progress, read_text, report_error
+    from .options import EXIT_BAD_INPUT, load_module, progress
 
-    text, where = read_text(file, "HLO file")
-    module, errors = parse_module_lenient(text, where, language)
-    for error in errors:
-        report_error(error)
-    if module is None:
-        sys.exit(EXIT_BAD_INPUT)
+    module, _, errors = load_module(file, language)
     update, stop = progress(fmt == "text" and sys.stderr.isatty(), "analysing")
     try:
         analysis = analyze(module, verify=not no_verify, progress=update)

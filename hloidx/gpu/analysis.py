@@ -5,16 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..hlo.fusion import body_of
+from ..hlo.rules.basic import ELEMENTWISE
+from ..hlo.rules.shape_ops import minor_to_major
 from .coalescing import Figures, Verdict, is_coalesced, measure
 from .emitters import EmitterChoice, choose_emitter
-from .launch import (
-    NO_OVERRIDES,
-    LaunchConfig,
-    Overrides,
-    compute_launch,
-    element_bytes,
-    physical_order,
-)
+from .launch import NO_OVERRIDES, LaunchConfig, Overrides, compute_launch, element_bytes
 from .thread_maps import ThreadMaps, thread_maps, to_physical
 
 if TYPE_CHECKING:
@@ -60,18 +56,15 @@ def _minor_non_unit(shape, dims_order) -> int | None:
 
 
 def transposes_minor_dimension(instr: Instruction) -> bool:
-    """Whether ``instr`` moves the physically minor-most (non-unit) dimension elsewhere."""
-    if instr.opcode == "fusion":
-        from .emitters import fusion_body
-
-        return any(transposes_minor_dimension(i) for i in fusion_body(instr).instructions)
+    """Whether ``instr`` (a transpose or copy) moves the physically minor-most non-unit
+    dimension elsewhere."""
     if instr.opcode not in ("transpose", "copy") or not instr.operands:
         return False
     src, out = instr.operands[0].shape, instr.shape
     if not src.is_array or not out.is_array or src.rank != out.rank or src.rank == 0:
         return False
-    out_minor = _minor_non_unit(out, physical_order(out))
-    src_minor = _minor_non_unit(src, physical_order(src))
+    out_minor = _minor_non_unit(out, minor_to_major(out))
+    src_minor = _minor_non_unit(src, minor_to_major(src))
     if out_minor is None or src_minor is None:
         return False
     perm = instr.dimensions if instr.opcode == "transpose" else tuple(range(out.rank))
@@ -84,8 +77,6 @@ def _is_broadcast(instr: Instruction) -> bool:
             return True
         if len(instr.operands) != 1:
             return False
-        from ..hlo.rules.basic import ELEMENTWISE
-
         if instr.opcode != "bitcast" and instr.opcode not in ELEMENTWISE:
             return False
         instr = instr.operands[0]
@@ -99,13 +90,7 @@ def read_coalesced_heuristic(
     row reductions breaks it too."""
 
     def bad_transpose(instr: Instruction) -> bool:
-        candidates = []
-        if instr.opcode == "fusion":
-            from .emitters import fusion_body
-
-            candidates = fusion_body(instr).instructions
-        else:
-            candidates = [instr]
+        candidates = body_of(instr).instructions if instr.opcode == "fusion" else [instr]
         return any(
             transposes_minor_dimension(i) and not _is_broadcast(i.operands[0])
             for i in candidates

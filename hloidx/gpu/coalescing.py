@@ -15,19 +15,20 @@ ideal for the bytes read, and bytes fetched per byte used.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import EnumerationLimitError
+from ..hlo.rules.shape_ops import minor_to_major
 from ..maps.domain import evaluate_results, feasible_points
 from ..maps.expr import Add, Const, Mul, dim, range_var, rt_var
 from ..maps.indexing_map import IndexingMap, MapState, Variable, compose
 from ..maps.interval import Interval
-from ..maps.traversal import evaluate, replace_vars, variables
+from ..maps.traversal import evaluate, variables
 from ..maps.variables import rescale_symbols
-from .launch import element_bytes, physical_order
+from .launch import element_bytes
 from .thread_maps import simplify_thread_map
 
 if TYPE_CHECKING:
@@ -49,15 +50,7 @@ def fix_runtime_vars(m: IndexingMap) -> IndexingMap:
     values = {
         rt_var(i): Const((v.bounds.lower + v.bounds.upper) // 2) for i, v in enumerate(m.rt_vars)
     }
-    return simplify_thread_map(
-        IndexingMap(
-            tuple(replace_vars(r, values) for r in m.results),
-            m.dim_vars,
-            m.range_vars,
-            (),
-            tuple((replace_vars(e, values), b) for e, b in m.constraints),
-        )
-    )
+    return simplify_thread_map(replace(m.substitute(values), rt_vars=()))
 
 
 def first_warp(m: IndexingMap) -> IndexingMap:
@@ -76,17 +69,10 @@ def _innermost_loop_only(m: IndexingMap) -> IndexingMap:
     is the innermost loop)."""
     if m.num_range_vars <= 1:
         return m
-    values = {
-        range_var(i): Const(m.range_vars[i].bounds.lower) for i in range(m.num_range_vars - 1)
-    }
-    values[range_var(m.num_range_vars - 1)] = range_var(0)
-    reduced = IndexingMap(
-        tuple(replace_vars(r, values) for r in m.results),
-        m.dim_vars,
-        (m.range_vars[-1],),
-        m.rt_vars,
-        tuple((replace_vars(e, values), b) for e, b in m.constraints),
-    )
+    last = m.num_range_vars - 1
+    values = {range_var(i): Const(m.range_vars[i].bounds.lower) for i in range(last)}
+    values[range_var(last)] = range_var(0)
+    reduced = replace(m.substitute(values), range_vars=(m.range_vars[-1],))
     return simplify_thread_map(reduced).remove_unused_symbols()
 
 
@@ -272,7 +258,7 @@ def tile_bandwidth_utilization(
     ``BandwidthUtilizationRateHeuristicForTiledMemoryAccess``)."""
     strides = tile_strides or (1,) * shape.rank
     contiguous = 1
-    for d in physical_order(shape):
+    for d in minor_to_major(shape):
         if strides[d] != 1:
             break
         contiguous *= min(tile_sizes[d], shape.dims[d])

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from math import prod
 from typing import TYPE_CHECKING
 
+from ..hlo.fusion import body_of, computation_outputs
 from ..hlo.rules.basic import ELEMENTWISE
+from ..hlo.rules.shape_ops import minor_to_major
 
 if TYPE_CHECKING:
-    from ..hlo.ir import Computation, Instruction, Shape
+    from ..hlo.ir import Instruction, Shape
 
 WARP_SIZE = 32
 #: XLA's kMinDimensionToTransposeTiled
@@ -55,30 +57,10 @@ class EmitterChoice:
     hero: Instruction | None
     roots: tuple[Instruction, ...]
     detail: str = ""
-    reduction: ReductionDimensions | None = None
 
     @property
     def label(self) -> str:
         return f"{self.kind} ({self.detail})" if self.detail else self.kind
-
-
-def fusion_body(fusion: Instruction) -> Computation:
-    called = fusion.called_computations
-    comps = called.get("calls") or called.get("to_apply") or []
-    if not comps:
-        from ..errors import HloidxError
-
-        raise HloidxError(f"{fusion.name} names no fused computation")
-    return comps[0]
-
-
-def fusion_roots(fusion: Instruction) -> tuple[Instruction, ...]:
-    root = fusion_body(fusion).root
-    if root is None:
-        return ()
-    if root.opcode == "tuple":
-        return tuple(root.operands)
-    return (root,)
 
 
 def find_hero(root: Instruction) -> Instruction:
@@ -92,23 +74,17 @@ def find_hero(root: Instruction) -> Instruction:
     return root
 
 
-def _minor_to_major(shape: Shape) -> tuple[int, ...]:
-    if shape.layout is not None and len(shape.layout.minor_to_major) == shape.rank:
-        return shape.layout.minor_to_major
-    return tuple(range(shape.rank - 1, -1, -1))
-
-
 def _dims_are_consecutive(shape: Shape, dims: list[int]) -> bool:
     """Whether ``dims`` are adjacent in the physical (minor-to-major) order."""
     if not dims:
         return True
-    positions = sorted(_minor_to_major(shape).index(d) for d in dims)
+    positions = sorted(minor_to_major(shape).index(d) for d in dims)
     return positions[-1] - positions[0] + 1 == len(positions)
 
 
 def _partition(shape: Shape, middle: list[int]) -> tuple[int, int, int]:
     """Sizes of the physically major dims before ``middle``, ``middle``, and the minor rest."""
-    order = list(reversed(_minor_to_major(shape)))  # major to minor
+    order = list(reversed(minor_to_major(shape)))  # major to minor
     positions = [order.index(d) for d in middle]
     first, last = min(positions), max(positions)
     sizes = [shape.dims[d] for d in order]
@@ -163,12 +139,12 @@ def _is_tiled_transpose(hero: Instruction) -> bool:
     if hero.opcode == "transpose":
         perm = hero.dimensions or tuple(range(out.rank))
         # output dimension i is operand dimension perm[i]
-        out_minor = _minor_to_major(out)[0]
+        out_minor = minor_to_major(out)[0]
         src_dim_of_out_minor = perm[out_minor]
     else:  # a copy that changes the layout
-        out_minor = _minor_to_major(out)[0]
+        out_minor = minor_to_major(out)[0]
         src_dim_of_out_minor = out_minor
-    src_minor = _minor_to_major(src)[0]
+    src_minor = minor_to_major(src)[0]
     if src_dim_of_out_minor == src_minor:
         return False
     return (
@@ -179,7 +155,7 @@ def _is_tiled_transpose(hero: Instruction) -> bool:
 
 def choose_emitter(fusion: Instruction) -> EmitterChoice:
     """The emitter XLA:GPU would use for ``fusion`` (a ``fusion`` instruction)."""
-    roots = fusion_roots(fusion)
+    roots = tuple(computation_outputs(body_of(fusion)))
     kind = (fusion.fusion_kind or "").lower()
     if kind in ("kcustom", "custom"):
         config = fusion.attributes.get("backend_config", "")
@@ -191,7 +167,7 @@ def choose_emitter(fusion: Instruction) -> EmitterChoice:
         if hero.opcode == "reduce":
             dims = reduction_dimensions(hero)
             if dims is not None and reduction_emitter_is_faster(dims):
-                return EmitterChoice("reduction", hero, roots, dims.kind, dims)
+                return EmitterChoice("reduction", hero, roots, dims.kind)
     for hero in heroes:
         if _is_tiled_transpose(hero):
             return EmitterChoice("transpose", hero, roots)

@@ -15,7 +15,9 @@ from math import gcd, prod
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HloidxError
-from .emitters import EmitterChoice, fusion_body
+from ..hlo.fusion import body_of
+from ..hlo.rules.shape_ops import minor_to_major
+from .emitters import EmitterChoice
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction, Shape
@@ -70,9 +72,6 @@ class Overrides:
     unroll: int | None = None
     vector: int | None = None
 
-    def any(self) -> bool:
-        return any(v is not None for v in (self.threads_per_block, self.unroll, self.vector))
-
 
 NO_OVERRIDES = Overrides()
 
@@ -108,32 +107,9 @@ class LaunchConfig:
             "overridden": list(self.overridden),
         }
 
-    def text(self) -> str:
-        tx, ty, tz = self.threads_per_block
-        bx, by, bz = self.blocks
-        line = (
-            f"threads/block {{{tx}, {ty}, {tz}}}, blocks {{{bx}, {by}, {bz}}}, "
-            f"unroll {self.unroll_factor}, vector {self.vector_size}"
-        )
-        if self.overridden:
-            line += f" (set by hand: {', '.join(self.overridden)})"
-        return line
-
-
-def physical_order(shape: Shape) -> tuple[int, ...]:
-    if shape.layout is not None and len(shape.layout.minor_to_major) == shape.rank:
-        return shape.layout.minor_to_major
-    return tuple(range(shape.rank - 1, -1, -1))
-
-
-def _first_leaf(shape: Shape) -> Shape:
-    while shape.is_tuple and shape.tuple_shapes:
-        shape = shape.tuple_shapes[0]
-    return shape
-
 
 def _may_prevent_vectorization(fusion: Instruction) -> bool:
-    for instr in fusion_body(fusion).instructions:
+    for instr in body_of(fusion).instructions:
         if instr.opcode in ("reduce-window", "sort", "dot"):
             return True
         if (
@@ -193,7 +169,7 @@ def compute_launch(
 ) -> LaunchConfig | None:
     """The launch configuration of ``fusion``, or None for an emitter hloidx does not model."""
     if choice.kind == "loop":
-        shape = _first_leaf(choice.roots[0].shape) if choice.roots else _first_leaf(fusion.shape)
+        shape = (choice.roots[0] if choice.roots else fusion).shape.leaves()[0]
         unroll = loop_unroll_factor(fusion, shape, device)
     elif choice.kind == "concatenate" and choice.hero is not None:
         shape = _concatenate_shape(choice.hero)
@@ -226,6 +202,6 @@ def compute_launch(
         unroll,
         unroll,  # the loop over unroll_id reads consecutive elements: one vector load
         shape.dims,
-        physical_order(shape),
+        minor_to_major(shape),
         tuple(set_by_hand),
     )

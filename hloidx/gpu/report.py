@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..hlo.analysis import verify_maps
 from ..maps.printer import format_map
-from .thread_maps import raw_thread_map, simplify_thread_map, to_physical
+from .thread_maps import raw_thread_map, to_physical
 
 if TYPE_CHECKING:
     from .analysis import FusionGpuView
@@ -16,15 +17,9 @@ SCHEMA_VERSION = 1
 
 
 def _verdict(raw, simplified, verify: bool) -> str | None:
-    if not verify or raw.is_undefined:
+    if not verify or raw is None or raw.is_undefined:
         return None
-    from ..maps.equivalence import verify as check
-
-    return str(check(raw, simplified).kind)
-
-
-def _device(device: DeviceProfile) -> dict[str, Any]:
-    return device.as_json()
+    return str(verify_maps(raw, simplified).kind)
 
 
 def threads_document(
@@ -37,17 +32,15 @@ def threads_document(
 ) -> dict[str, Any]:
     """Everything ``hloidx threads`` prints for one fusion."""
     launch = view.launch
+    # the loop emitter's outputs all use the default map; the concatenate emitter's per-operand
+    # output maps are restrictions of it (not verified separately)
+    raw = raw_thread_map(launch) if launch is not None and view.choice.kind == "loop" else None
     outputs = []
-    if launch is not None and view.choice.kind == "loop":
-        raw = raw_thread_map(launch)
-        for i, m in enumerate(view.threads.outputs):
-            entry: dict[str, Any] = {"index": i, "map": None if m is None else format_map(m)}
-            if m is not None:
-                entry["verification"] = _verdict(raw, m, verify)
-            outputs.append(entry)
-    else:
-        for i, m in enumerate(view.threads.outputs):
-            outputs.append({"index": i, "map": None if m is None else format_map(m)})
+    for i, m in enumerate(view.threads.outputs):
+        entry: dict[str, Any] = {"index": i, "map": None if m is None else format_map(m)}
+        if m is not None and raw is not None:
+            entry["verification"] = _verdict(raw, m, verify)
+        outputs.append(entry)
     operands = []
     for k, operand in enumerate(view.fusion.operands):
         maps = []
@@ -74,7 +67,7 @@ def threads_document(
     return {
         "schema_version": SCHEMA_VERSION,
         "module": module_name,
-        "device": _device(device),
+        "device": device.as_json(),
         "computation": view.computation,
         "name": view.name,
         "emitter": view.choice.label,
@@ -114,9 +107,6 @@ def coalescing_document(
     return {
         "schema_version": SCHEMA_VERSION,
         "module": module_name,
-        "device": _device(device),
+        "device": device.as_json(),
         "fusions": fusions,
     }
-
-
-__all__ = ["coalescing_document", "simplify_thread_map", "threads_document"]

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import TYPE_CHECKING
 
-from ..hlo.fusion import output_to_input, parameter_cells
+from ..hlo.fusion import body_of, output_to_input, parameter_cells
+from ..hlo.rules.shape_ops import minor_to_major
 from ..maps.expr import Const, add, dim, floordiv, mod, mul, range_var
 from ..maps.indexing_map import IndexingMap, MapState, Variable, compose
 from ..maps.interval import Interval
 from ..maps.map_simplify import SimplifyOptions, simplify
-from .emitters import EmitterChoice, fusion_body
-from .launch import LaunchConfig, physical_order
+from .emitters import EmitterChoice
+from .launch import LaunchConfig
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction, Shape
@@ -95,7 +96,7 @@ def within(m: IndexingMap, dims: tuple[int, ...]) -> IndexingMap:
 
 def physical_linear_map(shape: Shape) -> IndexingMap:
     """Logical index → linear offset in memory through the shape's layout."""
-    order = physical_order(shape)
+    order = minor_to_major(shape)
     stride = 1
     terms = []
     for d in order:
@@ -164,7 +165,7 @@ def _loop_maps(result: ThreadMaps) -> None:
     thread_map = default_thread_map(launch)
     table = output_to_input(fusion)
     for out_id, root in enumerate(result.choice.roots):
-        leaf = root.shape.leaves()[0] if root.shape.is_tuple else root.shape
+        leaf = root.shape.leaves()[0]
         if tuple(leaf.dims) != tuple(launch.indexing_shape):
             result.outputs.append(None)
             result.notes.append(
@@ -183,7 +184,7 @@ def _concatenate_maps(result: ThreadMaps) -> None:
     launch, hero = result.launch, result.choice.hero
     assert launch is not None
     assert hero is not None
-    body = fusion_body(result.fusion)
+    body = body_of(result.fusion)
     thread_map = default_thread_map(launch)
     axis = (hero.dimensions or (0,))[0]
     offset = 0

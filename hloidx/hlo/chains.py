@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import HloidxError
 from .composition import Reached
-from .fusion import _body, _outputs, grouped_output_to_input
+from .fusion import body_of, computation_outputs, grouped_output_to_input
 from .ir import HloModule, Instruction
 
 
@@ -90,12 +90,12 @@ def composition_trees(analysis: Any, spelling: str = "floordiv") -> list[dict[st
         if instr is None or instr.opcode not in ("fusion", "call"):
             continue
         try:
-            comp = _body(instr)
+            comp = body_of(instr)
         except HloidxError:
             continue
         params = {p.parameter_number: p for p in comp.parameters}
         maps: list[dict[str, Any]] = []
-        for out_id, output in enumerate(_outputs(comp)):
+        for out_id, output in enumerate(computation_outputs(comp)):
             reached = grouped_output_to_input(output, record=True)
             for k in range(len(instr.operands)):
                 p = params.get(k)

@@ -350,7 +350,8 @@ def grouped_input_to_output_many(
 # ---------------------------------------------------------------------------
 
 
-def _body(instr: Instruction) -> Computation:
+def body_of(instr: Instruction) -> Computation:
+    """The computation a fusion or call runs (its ``calls``/``to_apply``)."""
     called = instr.called_computations
     key = "calls" if instr.opcode == "fusion" else "to_apply"
     comps = called.get(key) or called.get("calls") or called.get("to_apply")
@@ -361,7 +362,7 @@ def _body(instr: Instruction) -> Computation:
     return comps[0]
 
 
-def _outputs(comp: Computation) -> list[Instruction]:
+def computation_outputs(comp: Computation) -> list[Instruction]:
     root = comp.root
     if root is None:
         return []
@@ -418,12 +419,12 @@ def parameter_cells(
 
 
 def _computation_o2i(comp: Computation, num_operands: int, record: bool = False) -> IndexingTable:
-    return [parameter_cells(out, comp, num_operands, record) for out in _outputs(comp)]
+    return [parameter_cells(out, comp, num_operands, record) for out in computation_outputs(comp)]
 
 
 def _computation_i2o(comp: Computation, num_operands: int) -> IndexingTable:
     params = {p.parameter_number: p for p in comp.parameters}
-    outputs = _outputs(comp)
+    outputs = computation_outputs(comp)
     starts = [
         p for k in range(num_operands) if (p := params.get(k)) is not None and p.shape.is_array
     ]
@@ -465,7 +466,7 @@ register(_TABLES.clear)
 
 
 def _cached_table(instr: Instruction, direction: str) -> IndexingTable:
-    comp = _body(instr)
+    comp = body_of(instr)
     key = (direction, instr.opcode, len(instr.operands), structure_key(comp))
     hit = _TABLES.get(key)
     if hit is not None:
