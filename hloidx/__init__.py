@@ -116,6 +116,21 @@ def from_jax(fn: Any, *example_args: Any, optimized: bool = False) -> HloModule:
     return parse_stablehlo(lowered.as_text(), f"<jax {name}>")
 
 
+def tile(module: HloModule, instruction: str, sizes: Any = "symbolic") -> Any:
+    """The tile of every operand that an output tile of ``instruction`` needs: ``sizes`` is a
+    tuple of tile sizes per output dimension, or ``"symbolic"`` (XLA's SymbolicTile form).
+    Returns ``hloidx.tiling.operand_tiles.InstructionTiles``;
+    ``hloidx.tiling.report.tiles_document`` gives its JSON."""
+    from .errors import HloidxError
+    from .tiling.operand_tiles import tile_instruction
+
+    name = instruction.lstrip("%")
+    found = [i for c in module.computations.values() for i in c.instructions if i.name == name]
+    if not found:
+        raise HloidxError(f"no instruction named {name!r}")
+    return tile_instruction(found[0], None if sizes == "symbolic" else tuple(sizes))
+
+
 def analyze(module: HloModule, **options: Any) -> Any:
     """Indexing maps and utilization for every instruction of a module."""
     from .hlo.analysis import analyze as _analyze
@@ -135,5 +150,6 @@ __all__ = [
     "register_custom_call",
     "simplify",
     "simplify_with_rules",
+    "tile",
     "verify",
 ]

@@ -321,7 +321,17 @@ def _readme_commands() -> list[str]:
 
 def _help_commands() -> list[str]:
     commands = []
-    for name in ("", "maps", "check", "summary", "simplify", "show", "threads", "coalescing"):
+    for name in (
+        "",
+        "maps",
+        "check",
+        "summary",
+        "simplify",
+        "show",
+        "threads",
+        "coalescing",
+        "tile",
+    ):
         args = [name, "--help"] if name else ["--help"]
         out = _run(*args).output
         commands += [

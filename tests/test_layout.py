@@ -177,6 +177,7 @@ def _call(name: str) -> object:
         ),
         "parse_stablehlo": lambda: hloidx.parse_stablehlo(_STABLEHLO),
         "from_jax": _from_jax,
+        "tile": lambda: hloidx.tile(hloidx.parse_hlo(_HLO), "t", (2, 4)),
     }
     return calls[name]()
 

@@ -183,6 +183,7 @@ from .gpu_commands import threads as _threads  # noqa: E402
 from .maps_command import maps as _maps  # noqa: E402
 from .show_command import show as _show  # noqa: E402
 from .summary_command import summary as _summary  # noqa: E402
+from .tile_command import tile as _tile  # noqa: E402
 
 cli.add_command(_maps)
 cli.add_command(_check)
@@ -190,6 +191,7 @@ cli.add_command(_summary)
 cli.add_command(_show)
 cli.add_command(_threads)
 cli.add_command(_coalescing)
+cli.add_command(_tile)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..hlo.element_types import element_bytes
 from ..hlo.fusion import body_of
 from ..hlo.rules.basic import ELEMENTWISE
 from ..hlo.rules.shape_ops import minor_to_major
 from .coalescing import Figures, Verdict, is_coalesced, measure
 from .emitters import EmitterChoice, choose_emitter
-from .launch import NO_OVERRIDES, LaunchConfig, Overrides, compute_launch, element_bytes
+from .launch import NO_OVERRIDES, LaunchConfig, Overrides, compute_launch
 from .thread_maps import ThreadMaps, thread_maps, to_physical
 
 if TYPE_CHECKING:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import EnumerationLimitError
+from ..hlo.element_types import element_bytes
 from ..hlo.rules.shape_ops import minor_to_major
 from ..maps.domain import evaluate_results, feasible_points
 from ..maps.expr import Add, Const, Mul, dim, range_var, rt_var
@@ -28,7 +29,6 @@ from ..maps.indexing_map import IndexingMap, MapState, Variable, compose
 from ..maps.interval import Interval
 from ..maps.traversal import evaluate, variables
 from ..maps.variables import rescale_symbols
-from .launch import element_bytes
 from .thread_maps import simplify_thread_map
 
 if TYPE_CHECKING:

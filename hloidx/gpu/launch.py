@@ -15,6 +15,7 @@ from math import gcd, prod
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HloidxError
+from ..hlo.element_types import element_bits
 from ..hlo.fusion import body_of
 from ..hlo.rules.shape_ops import minor_to_major
 from .emitters import EmitterChoice
@@ -28,42 +29,6 @@ WARP_SCHEDULERS = 4
 MAX_UNROLL_FACTOR = 4
 #: XLA's kMaxConcatArgumentsForUnrolling
 MAX_CONCAT_ARGUMENTS_FOR_UNROLLING = 10
-
-_BITS = {
-    "pred": 8,
-    "s2": 2,
-    "u2": 2,
-    "s4": 4,
-    "u4": 4,
-    "f4e2m1fn": 4,
-    "s8": 8,
-    "u8": 8,
-    "s16": 16,
-    "u16": 16,
-    "f16": 16,
-    "bf16": 16,
-    "s32": 32,
-    "u32": 32,
-    "f32": 32,
-    "s64": 64,
-    "u64": 64,
-    "f64": 64,
-    "c64": 64,
-    "c128": 128,
-}
-
-
-def element_bits(element_type: str) -> int:
-    if element_type in _BITS:
-        return _BITS[element_type]
-    if element_type.startswith("f8"):
-        return 8
-    return 32
-
-
-def element_bytes(element_type: str) -> int:
-    """Bytes per element as XLA's ``ByteSizeOfPrimitiveType`` counts them (sub-byte -> 1)."""
-    return max(1, element_bits(element_type) // 8)
 
 
 @dataclass(frozen=True)
