@@ -22,6 +22,7 @@ SCRIPTS = [
     ("fusion composition over the corpus", "bench_fusion.py", []),
     ("hloidx maps end to end, and how the cost grows", "bench_maps.py", []),
     ("hloidx from the shell, as a user sees it", "bench_cli.py", []),
+    ("symbolic tiling over the corpus", "bench_tile.py", []),
 ]
 
 

@@ -50,8 +50,8 @@ def size_choices(extent: int) -> list[int]:
 
 
 def candidates(instr: Instruction, extents: tuple[int, ...]) -> list[Candidate]:
-    """Every combination (at most ``MAX_CANDIDATES``), best first: exact ones, then by bytes
-    per output element, then larger tiles."""
+    """Every combination (at most ``MAX_CANDIDATES``), best first: by bytes per output element
+    (undescribed last), then exact before not, then larger tiles."""
     choices = [size_choices(n) for n in extents]
     while prod(len(c) for c in choices) > MAX_CANDIDATES:
         longest = max(range(len(choices)), key=lambda i: len(choices[i]))
@@ -66,6 +66,6 @@ def candidates(instr: Instruction, extents: tuple[int, ...]) -> list[Candidate]:
 
     def key(c: Candidate):
         per = c.bytes_per_output_element
-        return (not c.exact, per is None, per or 0.0, -prod(c.sizes))
+        return (per is None, per or 0.0, not c.exact, -prod(c.sizes))
 
     return sorted(found, key=key)

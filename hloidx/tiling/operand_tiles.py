@@ -49,8 +49,10 @@ class MapTile:
     held: tuple[int, ...] = ()
     #: why no single rectangle (or no description at all)
     reason: str = ""
-    #: "witnessed" when a tile was checked not to be one rectangle
+    #: what was seen when a tile was checked not to be one rectangle (empty: not checked)
     witness: str = ""
+    #: the tile index that was checked
+    witness_tile: tuple[int, ...] | None = None
 
     @property
     def described(self) -> bool:
@@ -130,15 +132,19 @@ def _is_rectangle(points: set[tuple[int, ...]]) -> bool:
     return len(points) == prod(len(a) for a in axes)
 
 
-def _witness(m: IndexingMap, extents: tuple[int, ...], sizes: tuple[int, ...]) -> str:
+def _witness(
+    m: IndexingMap, extents: tuple[int, ...], sizes: tuple[int, ...]
+) -> tuple[str, tuple[int, ...] | None]:
     """A tile index whose elements are not one strided rectangle, checked by enumeration of
     that tile alone; empty when none was found or the tiles are too big to look at."""
     from ..maps.domain import relation
 
-    if m.rt_vars or prod(sizes) * max(1, m.box_size() // max(1, prod(extents))) > WITNESS_LIMIT:
-        return ""
+    per_tile = prod(sizes) * max(1, m.box_size() // max(1, prod(extents)))
+    if m.rt_vars or per_tile > WITNESS_LIMIT:
+        return "", None
     tiles = [-(-n // t) for n, t in zip(extents, sizes, strict=True)]
-    budget = WITNESS_TILES
+    # at most WITNESS_LIMIT points in all
+    budget = min(WITNESS_TILES, WITNESS_LIMIT // per_tile)
     for index in product(*(range(min(n, WITNESS_TILES)) for n in tiles)):
         budget -= 1
         if budget < 0:
@@ -160,12 +166,13 @@ def _witness(m: IndexingMap, extents: tuple[int, ...], sizes: tuple[int, ...]) -
         try:
             points = {target for _, target in relation(tile_map, WITNESS_LIMIT)}
         except HloidxError:
-            return ""
+            return "", None
         if not _is_rectangle(points):
-            return (
+            seen = (
                 f"tile {list(index)} reads {len(points)} elements that no strided rectangle holds"
             )
-    return ""
+            return seen, tuple(index)
+    return "", None
 
 
 def describe_map(
@@ -188,7 +195,9 @@ def describe_map(
         reason = "the conditions for one rectangle do not hold for these tile sizes"
     else:
         reason = first
-    seen = _witness(simplified, extents, sizes) if sizes is not None and witness else ""
+    seen, seen_tile = (
+        _witness(simplified, extents, sizes) if sizes is not None and witness else ("", None)
+    )
     for held in _held_candidates(len(extents), sizes):
         formula = _formula(simplified, extents, held, rt_dims)
         if not isinstance(formula, TileFormula):
@@ -198,8 +207,8 @@ def describe_map(
         if sizes is not None and not conditions_hold(formula, sizes):
             continue
         built = symbolic_maps(formula) if sizes is None else concrete_maps(formula, sizes)
-        return MapTile(m, False, formula, built, tuple(sorted(held)), reason, seen)
-    return MapTile(m, False, reason=reason, witness=seen)
+        return MapTile(m, False, formula, built, tuple(sorted(held)), reason, seen, seen_tile)
+    return MapTile(m, False, reason=reason, witness=seen, witness_tile=seen_tile)
 
 
 def output_dims(instr: Instruction) -> tuple[int, ...]:
