@@ -243,3 +243,83 @@ def test_html_report_in_a_browser(tmp_path: Path) -> None:
         )
         assert reads == sorted(reads, reverse=True)
         browser.close()
+
+
+@pytest.mark.parametrize("op", ["pad", "reduce-window", "transpose", "broadcast"])
+def test_a_tile_reads_what_the_interpreter_says(op: str) -> None:
+    ins = _root_analysis(OPS[op])
+    shape = tuple(ins.instruction.shape.dims)
+    region = tuple((n // 3, min(n - 1, n // 3 + 1)) for n in shape)
+    counts = read_counts(list(ins.operands[0].output_to_input), (4, 6), region=region)
+    inside = {
+        source
+        for out, source in oracle_relation(ins.instruction, 0)
+        if all(lo <= i <= hi for i, (lo, hi) in zip(out, region, strict=True))
+    }
+    assert {tuple(int(i) for i in ix) for ix in np.argwhere(counts.counts > 0)} == inside
+
+
+def test_show_a_tile_and_a_warp() -> None:
+    runner = CliRunner()
+    tile = runner.invoke(
+        cli,
+        [
+            "show",
+            str(paths.DATA / "tiling" / "seed004.hlo"),
+            "--instruction",
+            "fusion",
+            "--tile",
+            "4,100",
+            "--tile-index",
+            "2,0",
+            "--dims",
+            "0,1",
+            "--format",
+            "json",
+        ],
+    )
+    assert tile.exit_code == 0, tile.output
+    doc = json.loads(tile.output)
+    # rows 8..11 of the collapsed output straddle two rows of 10: (0, 8), (0, 9), (1, 0), (1, 1)
+    cells = {cell["index"] for row in doc["cells"] for cell in row if cell["highlight"]}
+    assert cells == {"0,8", "0,9", "1,0", "1,1"}
+
+    warp = runner.invoke(
+        cli,
+        [
+            "show",
+            str(paths.DATA / "gpu" / "view" / "coalescing.hlo"),
+            "--instruction",
+            "added",
+            "--operand",
+            "1",
+            "--warp",
+            "0,1",
+            "--format",
+            "json",
+        ],
+    )
+    assert warp.exit_code == 0, warp.output
+    doc = json.loads(warp.output)
+    assert doc["shape"] == [100, 200]
+    lit = [cell["index"].split(",") for row in doc["cells"] for cell in row if cell["highlight"]]
+    rows = {r for r, _ in lit}
+    spans = [tuple(int(x) for x in c.split("-")) for _, c in lit]
+    # warp 1 of block 0 writes output elements 32..63 of row 0: operand b is read there too
+    assert rows == {"0-3"}
+    assert min(a for a, _ in spans) <= 32
+    assert max(b for _, b in spans) >= 63
+    bad = runner.invoke(
+        cli,
+        [
+            "show",
+            str(paths.DATA / "tiling" / "seed004.hlo"),
+            "--instruction",
+            "fusion",
+            "--tile",
+            "4,100",
+            "--output-element",
+            "0,0",
+        ],
+    )
+    assert bad.exit_code == 2

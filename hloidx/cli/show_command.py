@@ -61,6 +61,23 @@ def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
     metavar="I,J,...",
     help="Outline the elements this one output element reads.",
 )
+@click.option(
+    "--tile",
+    "tile_sizes",
+    metavar="SIZES",
+    help="Outline what one output tile reads (sizes as for `hloidx tile`).",
+)
+@click.option(
+    "--tile-index",
+    metavar="I,J,...",
+    help="Which tile (default: the first).",
+)
+@click.option(
+    "--warp",
+    metavar="BLOCK,WARP",
+    help="Outline what one warp of the fusion's GPU kernel reads (as `hloidx threads`).",
+)
+@click.option("--device", default="rtx-a6000", show_default=True, help="GPU profile for --warp.")
 @click.option("--svg", "svg_file", metavar="FILE", help="Also write the picture as SVG.")
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
@@ -73,6 +90,10 @@ def show(
     operand: int,
     dims: str | None,
     output_element: str | None,
+    tile_sizes: str | None,
+    tile_index: str | None,
+    warp: str | None,
+    device: str,
     svg_file: str | None,
     fmt: str,
     language: str,
@@ -81,14 +102,18 @@ def show(
     whole output is computed (from the operand's output-to-input maps, the same counts that
     `reads` averages). Higher ranks show two dimensions (`--dims`), summed over the others;
     large operands are drawn in blocks of elements (the legend says so). `--output-element`
-    outlines what one output element reads. Counts are exact when the domain is small enough to
-    enumerate, else sampled (labelled); an operand read through an op without a rule has no
-    picture.
+    outlines what one output element reads; `--tile 4,100 [--tile-index 2,0]` what one
+    output tile reads (the tile `hloidx tile` describes); `--warp 0,1` what warp 1 of block 0
+    of the fusion's GPU kernel reads (the thread maps of `hloidx threads`, on --device).
+    Counts are exact when the domain is small enough to enumerate, else sampled (labelled);
+    an operand read through an op without a rule has no picture.
 
     \b
     Examples:
       hloidx show samples/seed000/reduce_window.hlo --instruction reduce-window
       hloidx show samples/seed000/pad.hlo --instruction pad --output-element 3,5
+      hloidx show tests/data/tiling/seed004.hlo --instruction fusion --tile 4,100 --tile-index 2,0
+      hloidx show tests/data/gpu/view/coalescing.hlo --instruction added --operand 1 --warp 0,1
     """
     from ..hlo.analysis import analyze
     from ..hlo.selection import SelectionError, select_instructions
@@ -109,12 +134,24 @@ def show(
             f"{ins.name} has {len(ins.operands)} operand(s); no operand {operand}"
         )
     width = console().width or 80
+    chosen = [x for x in (output_element, tile_sizes, warp) if x is not None]
+    if len(chosen) > 1:
+        raise click.UsageError("give one of --output-element, --tile and --warp")
+    region, points, marked = None, None, "the chosen output element"
+    if tile_sizes is not None:
+        region, marked = _tile_region(ins.instruction, tile_sizes, tile_index)
+    elif tile_index is not None:
+        raise click.UsageError("--tile-index needs --tile")
+    if warp is not None:
+        points, marked = _warp_points(ins.instruction, warp, device)
     try:
         pic, counts = operand_picture(
             ins,
             operand,
             dims=_pair(_ints(dims, "--dims")),
             output_element=_ints(output_element, "--output-element"),
+            output_region=region,
+            output_points=points,
             max_cols=max(8, min(64, (width - 10) // 2)),
         )
     except ValueError as error:
@@ -144,7 +181,7 @@ def show(
     if fmt == "json":
         click.echo(json.dumps(_picture_json(ins.name, operand, op, pic)))
         return
-    _draw(title, pic)
+    _draw(title, pic, marked)
     if errors:
         sys.exit(EXIT_BAD_INPUT)
 
@@ -179,7 +216,44 @@ def _picture_json(name: str, operand: int, op: Any, pic: Any) -> dict[str, Any]:
     }
 
 
-def _draw(title: str, pic: Any) -> None:
+def _tile_region(
+    instr: Any, sizes_text: str, index_text: str | None
+) -> tuple[tuple[tuple[int, int], ...], str]:
+    sizes = _ints(sizes_text, "--tile")
+    extents = tuple(instr.shape.dims) if instr.shape.is_array else ()
+    if sizes is None or len(sizes) != len(extents):
+        raise click.UsageError(f"--tile needs {len(extents)} sizes for output {list(extents)}")
+    index = _ints(index_text, "--tile-index") or tuple(0 for _ in sizes)
+    if len(index) != len(sizes):
+        raise click.UsageError(f"--tile-index needs {len(sizes)} indices")
+    box = []
+    for k, (s, t, n) in enumerate(zip(sizes, index, extents, strict=True)):
+        if s < 1 or not 0 <= t * s < n:
+            raise click.UsageError(f"tile {list(index)} of sizes {list(sizes)} is outside dim {k}")
+        box.append((t * s, min(n, (t + 1) * s) - 1))
+    return tuple(box), f"output tile {list(index)} of sizes {list(sizes)}"
+
+
+def _warp_points(instr: Any, warp_text: str, device: str) -> tuple[list[tuple[int, ...]], str]:
+    from ..errors import HloidxError
+    from ..gpu.analysis import analyze_fusion
+    from ..gpu.devices import device_profile
+    from ..gpu.thread_maps import warp_output_elements
+
+    values = _ints(warp_text, "--warp")
+    if values is None or len(values) != 2:
+        raise click.UsageError("--warp takes BLOCK,WARP, e.g. --warp 0,1")
+    if instr.opcode != "fusion":
+        raise click.UsageError("--warp needs a fusion (the GPU kernel XLA emits for it)")
+    view = analyze_fusion(instr, device_profile(device))
+    try:
+        points = warp_output_elements(view.threads, values[0], values[1])
+    except HloidxError as error:
+        raise click.UsageError(error.message if hasattr(error, "message") else str(error)) from None
+    return points, f"warp {values[1]} of block {values[0]} ({len(points)} output elements)"
+
+
+def _draw(title: str, pic: Any, marked: str = "the chosen output element") -> None:
     from rich.text import Text
 
     from ..pictures.grid import buckets, level
@@ -209,7 +283,7 @@ def _draw(title: str, pic: Any) -> None:
             legend.append(f" {label}  ")
     lines.append(legend)
     if any(c.highlight for row in pic.cells for c in row):
-        lines.append(Text("  " + ("XX" if plain else "◆") + " read by the chosen output element"))
+        lines.append(Text("  " + ("XX" if plain else "◆") + f" read by {marked}"))
     if pic.aggregation:
         lines.append(Text("  " + pic.aggregation, style="dim"))
     if pic.kind != "exact":

@@ -231,3 +231,48 @@ def to_physical(read_map: IndexingMap, operand_shape: Shape) -> IndexingMap:
     if read_map.state is not MapState.NORMAL or not operand_shape.dims:
         return read_map
     return simplify_thread_map(compose(read_map, physical_linear_map(operand_shape)))
+
+
+WARP_SIZE = 32
+
+
+def _unravel(index: int, sizes: tuple[int, ...]) -> list[int]:
+    out = []
+    for size in sizes:
+        out.append(index % size)
+        index //= size
+    return out
+
+
+def warp_output_elements(
+    threads: ThreadMaps, block: int, warp: int, output: int = 0
+) -> list[tuple[int, ...]]:
+    """The output elements that warp ``warp`` of block ``block`` writes (block and thread ids
+    linearised x-fastest, as CUDA numbers them), from the thread -> output map."""
+    from ..errors import HloidxError
+    from ..maps.domain import relation
+
+    launch = threads.launch
+    m = threads.outputs[output] if launch is not None and output < len(threads.outputs) else None
+    if launch is None or m is None:
+        raise HloidxError(
+            f"the thread maps of the {threads.choice.kind} emitter are not modelled: no warp view"
+        )
+    per_block = prod(launch.threads_per_block)
+    if not 0 <= block < prod(launch.blocks):
+        raise HloidxError(f"block {block} is not in [0, {prod(launch.blocks) - 1}]")
+    if not 0 <= warp * WARP_SIZE < per_block:
+        raise HloidxError(f"warp {warp} is not in [0, {-(-per_block // WARP_SIZE) - 1}]")
+    block_ids = _unravel(block, launch.blocks)
+    points: set[tuple[int, ...]] = set()
+    for t in range(warp * WARP_SIZE, min((warp + 1) * WARP_SIZE, per_block)):
+        ids = _unravel(t, launch.threads_per_block) + block_ids
+        dims = tuple(
+            Variable(v.bounds.intersect(Interval(i, i)), v.name)
+            for i, v in zip(ids, m.dim_vars, strict=True)
+        )
+        pinned = IndexingMap(m.results, dims, m.range_vars, m.rt_vars, m.constraints, m.state)
+        if pinned.is_known_empty:
+            continue
+        points |= {target for _, target in relation(pinned, 1_000_000)}
+    return sorted(points)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .counts import ReadCounts, read_counts
 from .grid import Picture, picture
 
@@ -19,12 +21,18 @@ def operand_picture(
     *,
     dims: tuple[int, int] | None = None,
     output_element: tuple[int, ...] | None = None,
+    output_region: tuple[tuple[int, int], ...] | None = None,
+    output_points: list[tuple[int, ...]] | None = None,
     max_rows: int = 32,
     max_cols: int = 64,
     budget: int | None = None,
 ) -> tuple[Picture | None, ReadCounts]:
     """The picture of operand ``operand`` of ``ins`` (an ``InstructionAnalysis``), or None with
-    the reason in the counts' note (unknown indexing, a tuple or token operand)."""
+    the reason in the counts' note (unknown indexing, a tuple or token operand).
+
+    The elements read by one output element (``output_element``), by a box of output elements
+    such as a tile (``output_region``, inclusive bounds) or by a set of output elements such as
+    a warp's (``output_points``) are marked."""
     op = ins.operands[operand]
     instr = ins.instruction
     shape_of = instr.operands[operand].shape if instr is not None else None
@@ -35,9 +43,19 @@ def operand_picture(
     counts = read_counts(list(op.output_to_input), shape, **options)
     if counts.is_unknown:
         return None, counts
+    maps = list(op.output_to_input)
     highlight = None
     if output_element is not None:
-        highlight = read_counts(list(op.output_to_input), shape, point=output_element, **options)
+        highlight = read_counts(maps, shape, point=output_element, **options)
+    elif output_region is not None:
+        highlight = read_counts(maps, shape, region=output_region, **options)
+    elif output_points is not None:
+        marks = np.zeros(shape, dtype=np.float64)
+        for point in output_points:
+            one = read_counts(maps, shape, point=point, **options)
+            if one.counts is not None:
+                marks += one.counts
+        highlight = ReadCounts(marks, "exact")
     pic = picture(
         counts, shape, dims=dims, max_rows=max_rows, max_cols=max_cols, highlight=highlight
     )

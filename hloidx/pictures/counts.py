@@ -42,11 +42,13 @@ def read_counts(
     shape: tuple[int, ...],
     *,
     point: tuple[int, ...] | None = None,
+    region: tuple[tuple[int, int], ...] | None = None,
     budget: int = ENUMERATION_BUDGET,
     seed: int = 0,
 ) -> ReadCounts:
     """Counts over the whole output, or, with ``point``, of the reads of that one output
-    element (``point`` fixes the map's dimensions)."""
+    element (``point`` fixes the map's dimensions), or with ``region`` (an inclusive box of
+    output indices, e.g. one tile) of the reads of the elements inside it."""
     if any(m.is_undefined for m in maps):
         return ReadCounts(None, "unknown", "read through an op without an indexing rule")
     counts = np.zeros(shape, dtype=np.float64)
@@ -56,6 +58,10 @@ def read_counts(
             continue
         if point is not None:
             m = _at_point(m, point)
+            if m.is_known_empty:
+                continue
+        if region is not None:
+            m = _in_region(m, region)
             if m.is_known_empty:
                 continue
         if m.rt_vars:
@@ -97,6 +103,17 @@ def _at_point(m: IndexingMap, point: tuple[int, ...]) -> IndexingMap:
             )
         dims.append(Variable(Interval(value, value), var.name))
     return IndexingMap(m.results, tuple(dims), m.range_vars, m.rt_vars, m.constraints, m.state)
+
+
+def _in_region(m: IndexingMap, region: tuple[tuple[int, int], ...]) -> IndexingMap:
+    """``m`` with each dimension narrowed to ``region`` (inclusive bounds)."""
+    if len(region) != m.num_dims:
+        raise ValueError(f"the output has {m.num_dims} dimensions, the region {len(region)}")
+    dims = tuple(
+        Variable(var.bounds.intersect(Interval(lo, hi)), var.name)
+        for (lo, hi), var in zip(region, m.dim_vars, strict=True)
+    )
+    return IndexingMap(m.results, dims, m.range_vars, m.rt_vars, m.constraints, m.state)
 
 
 def _fix_runtime(m: IndexingMap) -> IndexingMap:
