@@ -342,14 +342,27 @@ def test_gpu_xla_coalescing_cases(case: dict) -> None:
 
 
 def test_gpu_coalescing_names_its_method() -> None:
-    # the reduction emitter's thread maps are not modelled: the verdict says it is XLA's
+    # the transpose emitter's thread maps are not modelled: the verdict says it is XLA's
     # heuristic rather than passing it off as an analysis of maps
-    case = next(c for c in CASES if c["name"] == "RowReduction")
-    view = analyze_fusion(hloidx.parse_hlo(case["hlo"]).entry.root, A6000)
-    assert view.choice.label == "reduction (row)"
+    text = """HloModule m
+f {
+  p0 = f32[64,128] parameter(0)
+  ROOT t = f32[128,64] transpose(p0), dimensions={1,0}
+}
+ENTRY e {
+  p0 = f32[64,128] parameter(0)
+  ROOT fusion = f32[128,64] fusion(p0), kind=kInput, calls=f
+}"""
+    view = analyze_fusion(hloidx.parse_hlo(text).entry.root, A6000)
+    assert view.choice.kind == "transpose"
     assert view.launch is None
     assert [o.method for o in view.operands] == ["heuristic"]
     assert "not model" in view.operands[0].reason
+    # a row reduction is judged from its thread maps
+    case = next(c for c in CASES if c["name"] == "RowReduction")
+    view = analyze_fusion(hloidx.parse_hlo(case["hlo"]).entry.root, A6000)
+    assert view.choice.label == "reduction (row)"
+    assert [o.method for o in view.operands] == ["thread maps"]
 
 
 def test_gpu_undefined_maps_are_not_coalesced() -> None:
@@ -456,6 +469,6 @@ def test_gpu_summary_with_a_device_has_the_coalescing_column() -> None:
     assert doc["device"] == "a100"
     rows = {r["name"]: r for r in doc["rows"]}
     assert [o["coalesced"] for o in rows["added"]["operands"]] == [True, False]
-    assert rows["reduced"]["operands"][0]["coalescing_method"] == "heuristic"
+    assert rows["reduced"]["operands"][0]["coalescing_method"] == "thread maps"
     text = CliRunner().invoke(cli, ["summary", path, "--device", "a100"]).output
-    assert "yes (heuristic)" in text
+    assert "coalesced" in text

@@ -142,8 +142,9 @@ def show(
         region, marked = _tile_region(ins.instruction, tile_sizes, tile_index)
     elif tile_index is not None:
         raise click.UsageError("--tile-index needs --tile")
+    operand_points = None
     if warp is not None:
-        points, marked = _warp_points(ins.instruction, warp, device)
+        operand_points, marked = _warp_points(ins.instruction, warp, device, operand)
     try:
         pic, counts = operand_picture(
             ins,
@@ -152,6 +153,7 @@ def show(
             output_element=_ints(output_element, "--output-element"),
             output_region=region,
             output_points=points,
+            operand_points=operand_points,
             max_cols=max(8, min(64, (width - 10) // 2)),
         )
     except ValueError as error:
@@ -234,11 +236,13 @@ def _tile_region(
     return tuple(box), f"output tile {list(index)} of sizes {list(sizes)}"
 
 
-def _warp_points(instr: Any, warp_text: str, device: str) -> tuple[list[tuple[int, ...]], str]:
+def _warp_points(
+    instr: Any, warp_text: str, device: str, operand: int
+) -> tuple[list[tuple[int, ...]], str]:
     from ..errors import HloidxError
     from ..gpu.analysis import analyze_fusion
     from ..gpu.devices import device_profile
-    from ..gpu.thread_maps import warp_output_elements
+    from ..gpu.thread_maps import warp_operand_elements
 
     values = _ints(warp_text, "--warp")
     if values is None or len(values) != 2:
@@ -246,11 +250,14 @@ def _warp_points(instr: Any, warp_text: str, device: str) -> tuple[list[tuple[in
     if instr.opcode != "fusion":
         raise click.UsageError("--warp needs a fusion (the GPU kernel XLA emits for it)")
     view = analyze_fusion(instr, device_profile(device))
+    if operand >= len(view.threads.operands):
+        raise click.UsageError(f"{instr.name} has no operand {operand}")
     try:
-        points = warp_output_elements(view.threads, values[0], values[1])
+        points = warp_operand_elements(view.threads, values[0], values[1], operand)
     except HloidxError as error:
-        raise click.UsageError(error.message if hasattr(error, "message") else str(error)) from None
-    return points, f"warp {values[1]} of block {values[0]} ({len(points)} output elements)"
+        raise click.UsageError(str(error)) from None
+    label = f"warp {values[1]} of block {values[0]} ({len(points)} elements)"
+    return points, label
 
 
 def _draw(title: str, pic: Any, marked: str = "the chosen output element") -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..hlo.element_types import element_bytes
@@ -150,7 +150,16 @@ def analyze_fusion(
     """Emitter, launch, thread-id maps and per-operand coalescing of one fusion."""
     choice = choose_emitter(fusion)
     launch = compute_launch(fusion, choice, device, overrides)
+    if launch is not None and launch.reduction is not None:
+        # which reduction emitter (multi-row, small column) depends on the device
+        choice = replace(choice, detail=launch.reduction.detail)
     threads = thread_maps(fusion, choice, launch)
+    if launch is None and choice.kind == "reduction":
+        from .reductions import plan
+
+        _, why = plan(fusion, choice, device)
+        if why:
+            threads.notes.append(why)
     comp = fusion.computation.name if fusion.computation else ""
     view = FusionGpuView(comp, fusion.name, fusion, choice, launch, threads)
     view.operands = [

@@ -23,6 +23,7 @@ from .emitters import EmitterChoice
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction, Shape
     from .devices import DeviceProfile
+    from .reductions import ReductionPlan
 
 #: XLA: four warp schedulers per SM, one warp each per block
 WARP_SCHEDULERS = 4
@@ -53,6 +54,8 @@ class LaunchConfig:
     indexing_shape: tuple[int, ...]
     minor_to_major: tuple[int, ...]
     overridden: tuple[str, ...] = field(default=())
+    #: the reduction emitter's parameters (None for the other emitters)
+    reduction: ReductionPlan | None = None
 
     @property
     def total_threads(self) -> int:
@@ -126,6 +129,30 @@ def _concatenate_shape(hero: Instruction) -> Shape:
     return max(hero.operands, key=lambda o: o.shape.num_elements()).shape
 
 
+def _reduction_launch(
+    fusion: Instruction, choice: EmitterChoice, device: DeviceProfile, overrides: Overrides
+) -> LaunchConfig | None:
+    from .reductions import plan
+
+    if overrides != NO_OVERRIDES:
+        raise HloidxError(
+            "--threads-per-block, --unroll and --vector apply to the loop and concatenate "
+            "emitters; a reduction emitter chooses its own"
+        )
+    chosen, _ = plan(fusion, choice, device)
+    if chosen is None:
+        return None
+    return LaunchConfig(
+        (chosen.threads_per_block, 1, 1),
+        (chosen.gpu_blocks[0], chosen.gpu_blocks[1], 1),
+        1,
+        chosen.vector_size,
+        chosen.input_shape,
+        tuple(reversed(range(len(chosen.input_shape)))),
+        reduction=chosen,
+    )
+
+
 def compute_launch(
     fusion: Instruction,
     choice: EmitterChoice,
@@ -133,6 +160,8 @@ def compute_launch(
     overrides: Overrides = NO_OVERRIDES,
 ) -> LaunchConfig | None:
     """The launch configuration of ``fusion``, or None for an emitter hloidx does not model."""
+    if choice.kind == "reduction":
+        return _reduction_launch(fusion, choice, device, overrides)
     if choice.kind == "loop":
         shape = (choice.roots[0] if choice.roots else fusion).shape.leaves()[0]
         unroll = loop_unroll_factor(fusion, shape, device)

@@ -209,6 +209,36 @@ def _concatenate_maps(result: ThreadMaps) -> None:
     )
 
 
+def _reduction_maps(result: ThreadMaps) -> None:
+    from .reductions import input_map, normalised_output_map, output_map
+
+    launch, fusion = result.launch, result.fusion
+    assert launch is not None
+    assert launch.reduction is not None
+    p = launch.reduction
+    body = body_of(fusion)
+    n = len(fusion.operands)
+    every_thread = normalised_output_map(p).with_results(())
+    every_thread = IndexingMap((), every_thread.dim_vars)
+    for hero in p.heroes:
+        out = simplify_thread_map(output_map(p, hero))
+        result.outputs.extend(out for _ in hero.shape.leaves())
+    for hero in p.heroes:
+        arity = len(hero.operands) // 2
+        for j, operand in enumerate(hero.operands):
+            thread_map = input_map(p, hero, j) if j < arity else every_thread
+            cells = parameter_cells(operand, body, n)
+            for k, reads in enumerate(result.operands):
+                read = _compose_cell(thread_map, cells[k], 0)
+                if read.maps or read.undefined:
+                    reads.append(read)
+    result.notes.append(
+        f"XLA's {p.detail} reduction emitter: threads {list(p.num_threads)} per block, "
+        f"blocks {list(p.num_blocks)}, vector size {p.vector_size}, tile per thread "
+        f"{list(p.tile_sizes_per_thread)}; init values are read by every thread"
+    )
+
+
 def thread_maps(
     fusion: Instruction, choice: EmitterChoice, launch: LaunchConfig | None
 ) -> ThreadMaps:
@@ -218,9 +248,14 @@ def thread_maps(
         result.notes.append(
             f"thread-id maps of XLA's {choice.label} emitter are not modelled by hloidx"
         )
+        # unknown, not "never read": every operand is UNDEFINED
+        for reads in result.operands:
+            reads.append(ThreadRead(0, [IndexingMap.undefined()], False, ["not modelled"]))
         return result
     if choice.kind == "concatenate":
         _concatenate_maps(result)
+    elif launch.reduction is not None:
+        _reduction_maps(result)
     else:
         _loop_maps(result)
     return result
@@ -244,25 +279,15 @@ def _unravel(index: int, sizes: tuple[int, ...]) -> list[int]:
     return out
 
 
-def warp_output_elements(
-    threads: ThreadMaps, block: int, warp: int, output: int = 0
-) -> list[tuple[int, ...]]:
-    """The output elements that warp ``warp`` of block ``block`` writes (block and thread ids
-    linearised x-fastest, as CUDA numbers them), from the thread -> output map."""
-    from ..errors import HloidxError
+def _warp_points(
+    threads: ThreadMaps, m: IndexingMap, block: int, warp: int
+) -> set[tuple[int, ...]]:
+    """What ``m`` (a thread-id map) relates the threads of one warp to."""
     from ..maps.domain import relation
 
     launch = threads.launch
-    m = threads.outputs[output] if launch is not None and output < len(threads.outputs) else None
-    if launch is None or m is None:
-        raise HloidxError(
-            f"the thread maps of the {threads.choice.kind} emitter are not modelled: no warp view"
-        )
+    assert launch is not None
     per_block = prod(launch.threads_per_block)
-    if not 0 <= block < prod(launch.blocks):
-        raise HloidxError(f"block {block} is not in [0, {prod(launch.blocks) - 1}]")
-    if not 0 <= warp * WARP_SIZE < per_block:
-        raise HloidxError(f"warp {warp} is not in [0, {-(-per_block // WARP_SIZE) - 1}]")
     block_ids = _unravel(block, launch.blocks)
     points: set[tuple[int, ...]] = set()
     for t in range(warp * WARP_SIZE, min((warp + 1) * WARP_SIZE, per_block)):
@@ -275,4 +300,40 @@ def warp_output_elements(
         if pinned.is_known_empty:
             continue
         points |= {target for _, target in relation(pinned, 1_000_000)}
+    return points
+
+
+def _check_warp(threads: ThreadMaps, block: int, warp: int) -> None:
+    from ..errors import HloidxError
+
+    launch = threads.launch
+    if launch is None:
+        raise HloidxError(
+            f"the thread maps of the {threads.choice.kind} emitter are not modelled: no warp view"
+        )
+    per_block = prod(launch.threads_per_block)
+    if not 0 <= block < prod(launch.blocks):
+        raise HloidxError(f"block {block} is not in [0, {prod(launch.blocks) - 1}]")
+    if not 0 <= warp * WARP_SIZE < per_block:
+        raise HloidxError(f"warp {warp} is not in [0, {-(-per_block // WARP_SIZE) - 1}]")
+
+
+def warp_operand_elements(
+    threads: ThreadMaps, block: int, warp: int, operand: int
+) -> list[tuple[int, ...]]:
+    """The elements of fusion operand ``operand`` that the threads of warp ``warp`` of block
+    ``block`` read (block and thread ids linearised x-fastest, as CUDA numbers them)."""
+    from ..errors import HloidxError
+
+    _check_warp(threads, block, warp)
+    points: set[tuple[int, ...]] = set()
+    for read in threads.operands[operand]:
+        for m in read.maps:
+            if m.is_undefined:
+                raise HloidxError(f"operand {operand}'s thread map is UNDEFINED: no warp view")
+            if m.rt_vars:
+                raise HloidxError(
+                    f"operand {operand} is read at runtime offsets: its warp view is not drawn"
+                )
+            points |= _warp_points(threads, m, block, warp)
     return sorted(points)

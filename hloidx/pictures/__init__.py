@@ -23,6 +23,7 @@ def operand_picture(
     output_element: tuple[int, ...] | None = None,
     output_region: tuple[tuple[int, int], ...] | None = None,
     output_points: list[tuple[int, ...]] | None = None,
+    operand_points: list[tuple[int, ...]] | None = None,
     max_rows: int = 32,
     max_cols: int = 64,
     budget: int | None = None,
@@ -32,7 +33,8 @@ def operand_picture(
 
     The elements read by one output element (``output_element``), by a box of output elements
     such as a tile (``output_region``, inclusive bounds) or by a set of output elements such as
-    a warp's (``output_points``) are marked."""
+    a warp's (``output_points``) are marked; or ``operand_points``, operand elements given
+    directly (what one warp of a GPU kernel reads)."""
     op = ins.operands[operand]
     instr = ins.instruction
     shape_of = instr.operands[operand].shape if instr is not None else None
@@ -55,6 +57,11 @@ def operand_picture(
             one = read_counts(maps, shape, point=point, **options)
             if one.counts is not None:
                 marks += one.counts
+        highlight = ReadCounts(marks, "exact")
+    elif operand_points is not None:
+        marks = np.zeros(shape, dtype=np.float64)
+        for point in operand_points:
+            marks[point] = 1.0
         highlight = ReadCounts(marks, "exact")
     pic = picture(
         counts, shape, dims=dims, max_rows=max_rows, max_cols=max_cols, highlight=highlight

@@ -93,7 +93,7 @@ def minor_to_major(shape: Shape) -> tuple[int, ...]:
     return tuple(reversed(range(shape.rank)))
 
 
-def _bitcast_map(src: Shape, dst: Shape) -> IndexingMap:
+def bitcast_map(src: Shape, dst: Shape) -> IndexingMap:
     """dst logical index -> src logical index, reading both through their layouts.
 
     Each side's physical shape lists its dimensions major to minor; a bitcast keeps the
@@ -123,13 +123,13 @@ def _check_bitcast(instr: Instruction) -> Shape:
 @output_to_input_rule("bitcast")
 def bitcast_output_to_input(instr: Instruction) -> IndexingTable:
     src = _check_bitcast(instr)
-    return [[single(_bitcast_map(src, instr.shape))]]
+    return [[single(bitcast_map(src, instr.shape))]]
 
 
 @input_to_output_rule("bitcast")
 def bitcast_input_to_output(instr: Instruction) -> IndexingTable:
     src = _check_bitcast(instr)
-    return [[single(_bitcast_map(instr.shape, src))]]
+    return [[single(bitcast_map(instr.shape, src))]]
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,408 @@
+"""XLA:GPU's reduction emitters: their launch parameters and thread-id maps.
+
+The facts come from XLA's ``reduction.cc`` (``RowReductionFusion``,
+``MultiRowReductionFusion::TryCreate``, ``ColumnReductionFusion``,
+``SmallColumnReductionFusion``, ``CreateReductionFusion``) and ``reduction_base.cc``
+(``GetVectorSizeForMlir``). A reduction is seen as XLA sees it, ``[a, b, c]`` in physical
+order: a row reduction reduces ``a`` and ``c`` and keeps ``b``; a column reduction reduces
+``b`` and keeps ``a`` and ``c``.
+
+Each emitter has a map from the thread ids to the element of the normalised input it reads
+(``[a, b, c / v, v]`` for rows, ``[a, b, c]`` otherwise) and to the element of the normalised
+output it writes. hloidx models fusions with one group of reductions (one reduction root,
+or several of the same shape that share an input); other fusions say they are not modelled.
+The grid is not split in y unless the blocks exceed the device's x limit (our reading of
+``MaybeSplitGridDimensionX``; the code was not available to us).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+from typing import TYPE_CHECKING
+
+from ..hlo.element_types import element_bits
+from ..hlo.fusion import body_of, computation_outputs
+from ..hlo.ir import Layout, Shape
+from ..hlo.rules.shape_ops import bitcast_map, minor_to_major
+from ..maps.expr import Const, Expr, add, dim, floordiv, mod, mul, range_var
+from ..maps.indexing_map import IndexingMap, Variable, compose
+from ..maps.interval import Interval
+from .emitters import EmitterChoice, ReductionDimensions, find_hero, reduction_dimensions
+
+if TYPE_CHECKING:
+    from ..hlo.ir import Instruction
+    from .devices import DeviceProfile
+
+#: XLA's kTileSize (column reductions) and the warp size
+TILE = 32
+WARP = 32
+#: RowReductionFusion: elements of the minor reduced dimension per thread (16, doubled once)
+ROW_ELEMENTS_PER_THREAD = 32
+#: XLA's MinThreadsXRowReduction
+MIN_THREADS_X_ROW_REDUCTION = 1024
+#: XLA's kThreadsPerBlockTarget
+THREADS_PER_BLOCK_TARGET = 256
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _round_up(a: int, b: int) -> int:
+    return _ceil(a, b) * b
+
+
+@dataclass(frozen=True)
+class ReductionPlan:
+    """The parameters one of XLA's reduction emitters chooses for a fusion."""
+
+    detail: str  # "row", "multi-row", "column" or "small column"
+    dims: ReductionDimensions
+    num_threads: tuple[int, ...]
+    num_blocks: tuple[int, ...]
+    gpu_blocks: tuple[int, int]
+    vector_size: int
+    input_shape: tuple[int, ...]
+    tile_sizes_per_thread: tuple[int, ...]
+    tile_sizes_per_block: tuple[int, ...] = ()
+    shared_rows: int = 0
+    loop_size: int = 0
+    heroes: tuple[Instruction, ...] = ()
+
+    @property
+    def threads_per_block(self) -> int:
+        return prod(self.num_threads)
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        a, b, c = self.dims.dimensions
+        return (b,) if self.dims.is_row_reduction else (a, c)
+
+
+def _bits_of(shapes: list[Shape]) -> int | None:
+    bits = [element_bits(s.element_type) for s in shapes if s.is_array]
+    return min(bits) if bits else None
+
+
+def _io_bits(fusion: Instruction) -> tuple[int | None, int]:
+    """XLA's smallest input and output element sizes (bits) of a fusion."""
+    inputs = _bits_of([o.shape for o in fusion.operands])
+    outputs = _bits_of(list(fusion.shape.leaves())) or 32
+    return inputs, outputs
+
+
+def vector_size(
+    fusion: Instruction, heroes: tuple[Instruction, ...], minor: int, threads: int
+) -> int:
+    """XLA's ``GetVectorSizeForMlir``."""
+    if minor % 2 or threads * 2 > minor:
+        return 1
+    for hero in heroes:
+        if any(o.shape.element_type.startswith("c") for o in hero.operands if o.shape.is_array):
+            return 1
+    smallest_input, _ = _io_bits(fusion)
+    if smallest_input is not None and smallest_input >= 32:
+        return 2
+    if threads * 4 > minor:
+        return 2
+    return 4 if minor % 4 == 0 else 2
+
+
+def split_grid_x(blocks: int, device: DeviceProfile) -> tuple[int, int]:
+    if blocks <= device.block_dim_limit_x:
+        return blocks, 1
+    y = _ceil(blocks, device.block_dim_limit_x)
+    return _ceil(blocks, y), y
+
+
+def _row_plan(fusion, heroes, dims, device) -> ReductionPlan:
+    a, b, c = dims.dimensions
+    reduced = min(MIN_THREADS_X_ROW_REDUCTION, _round_up(_ceil(c, ROW_ELEMENTS_PER_THREAD), WARP))
+    kept = 1
+    if reduced * 2 <= THREADS_PER_BLOCK_TARGET:
+        kept = b if b * reduced <= THREADS_PER_BLOCK_TARGET else THREADS_PER_BLOCK_TARGET // reduced
+    v = vector_size(fusion, heroes, c, reduced)
+    input_shape = (a, b, c // v, v)
+    minor_tile = min(ROW_ELEMENTS_PER_THREAD // v, _ceil(input_shape[2], reduced))
+    per_block = (kept, minor_tile * reduced)
+    blocks = (_ceil(b, per_block[0]), _ceil(input_shape[2], per_block[1]))
+    return ReductionPlan(
+        "row",
+        dims,
+        (kept, reduced),
+        blocks,
+        split_grid_x(prod(blocks), device),
+        v,
+        input_shape,
+        (a, minor_tile, v),
+        per_block,
+        heroes=heroes,
+    )
+
+
+def _multi_row_threads(dims: ReductionDimensions, v: int) -> tuple[int, int]:
+    b, c = dims.dimensions[1], dims.dimensions[2]
+    reduced = c // v
+    kept = b if b * reduced <= THREADS_PER_BLOCK_TARGET else THREADS_PER_BLOCK_TARGET // reduced
+    return kept, reduced
+
+
+def _multi_row_plan(fusion, heroes, dims, device) -> ReductionPlan | None:
+    """``MultiRowReductionFusion::TryCreate``: None when XLA would not use it."""
+    a, b, c = dims.dimensions
+    if c & (c - 1):
+        return None
+    smallest_in, smallest_out = _io_bits(fusion)
+    smallest = min(smallest_in if smallest_in is not None else smallest_out, smallest_out)
+    largest = max(smallest_in if smallest_in is not None else smallest_out, smallest_out)
+    v = min(c, 64 // smallest)
+    if largest >= 32:
+        v = min(128 // largest, v)
+    if c > WARP * v:
+        return None
+    while v > 1 and _ceil(b, _multi_row_threads(dims, v)[0]) < device.sm_count:
+        v //= 2
+    if c > WARP * v:
+        return None
+    threads = _multi_row_threads(dims, v)
+    blocks = (_ceil(b, threads[0]),)
+    return ReductionPlan(
+        "multi-row",
+        dims,
+        threads,
+        blocks,
+        split_grid_x(prod(blocks), device),
+        v,
+        (a, b, c),
+        (a, v),
+        heroes=heroes,
+    )
+
+
+def _column_plan(fusion, heroes, dims, device) -> ReductionPlan:
+    a, b, c = dims.dimensions
+    v = vector_size(fusion, heroes, c, TILE)
+    blocks = (a, _ceil(c, TILE * v))
+    return ReductionPlan(
+        "column",
+        dims,
+        (TILE, TILE),
+        blocks,
+        split_grid_x(prod(blocks), device),
+        v,
+        (a, b, c),
+        (_ceil(b, TILE), v),
+        heroes=heroes,
+    )
+
+
+def _small_column_plan(fusion, heroes, dims, device) -> ReductionPlan:
+    a, b, c = dims.dimensions
+    v = vector_size(fusion, heroes, b * c, TILE)
+    threads = 128
+    shared_rows = v * threads // c
+    while shared_rows > TILE and v > 1:
+        v //= 2
+        shared_rows //= 2
+    if shared_rows > TILE:
+        threads //= shared_rows // TILE
+        shared_rows = TILE
+    blocks = (a,)
+    return ReductionPlan(
+        "small column",
+        dims,
+        (threads,),
+        blocks,
+        split_grid_x(a, device),
+        v,
+        (a, b, c),
+        (_ceil(b * c, v * threads), v),
+        shared_rows=shared_rows,
+        loop_size=_ceil(b * c, v * threads),
+        heroes=heroes,
+    )
+
+
+def _heroes(fusion: Instruction) -> tuple[tuple[Instruction, ...], str]:
+    """The reduction heroes of a fusion hloidx can model, or () and why not."""
+    roots = computation_outputs(body_of(fusion))
+    heroes = []
+    for root in roots:
+        hero = find_hero(root)
+        if hero.opcode != "reduce":
+            return (), f"root {root.name} is not a reduction (side outputs are not modelled)"
+        if tuple(root.shape.leaves()[0].dims) != tuple(hero.shape.leaves()[0].dims):
+            return (), f"root {root.name} reshapes its reduction: not modelled"
+        if hero not in heroes:
+            heroes.append(hero)
+    first = heroes[0]
+    for hero in heroes[1:]:
+        same = hero.operands[0].shape.dims == first.operands[0].shape.dims and tuple(
+            hero.dimensions or ()
+        ) == tuple(first.dimensions or ())
+        if not same:
+            return (), "reductions of different shapes in one fusion are not modelled"
+    if len(heroes) > 1 and not _share_an_input(heroes):
+        return (), "independent reduction groups are not modelled"
+    return tuple(heroes), ""
+
+
+def _parameters_reached(start: Instruction) -> set[int]:
+    seen: set[int] = set()
+    found: set[int] = set()
+    stack = [start]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.opcode == "parameter":
+            found.add(id(node))
+        stack.extend(node.operands)
+    return found
+
+
+def _share_an_input(heroes: list[Instruction]) -> bool:
+    """Reductions that read a common fusion parameter form one group (XLA's
+    ``GroupDisjointReductions`` puts them in the same group)."""
+    return bool(set.intersection(*(_parameters_reached(h) for h in heroes)))
+
+
+def plan(
+    fusion: Instruction, choice: EmitterChoice, device: DeviceProfile
+) -> tuple[ReductionPlan | None, str]:
+    """The emitter parameters XLA chooses (``CreateReductionFusion``), or None and why not."""
+    heroes, why = _heroes(fusion)
+    if not heroes:
+        return None, why
+    dims = reduction_dimensions(heroes[0])
+    if dims is None:
+        return None, "the reduction is neither a row nor a column reduction"
+    if dims.is_row_reduction:
+        multi = _multi_row_plan(fusion, heroes, dims, device)
+        return (multi or _row_plan(fusion, heroes, dims, device)), ""
+    if WARP % dims.dimensions[2] == 0:
+        return _small_column_plan(fusion, heroes, dims, device), ""
+    return _column_plan(fusion, heroes, dims, device), ""
+
+
+# ---------------------------------------------------------------------------
+# Thread-id maps
+# ---------------------------------------------------------------------------
+
+
+def _delinearize(expr: Expr, sizes: tuple[int, ...]) -> list[Expr]:
+    """XLA's ``DelinearizeInBoundsIndex``: the first index without a mod."""
+    out: list[Expr] = []
+    stride = prod(sizes)
+    for k, size in enumerate(sizes):
+        stride //= size
+        part = floordiv(expr, stride) if stride > 1 else expr
+        out.append(part if k == 0 else mod(part, size))
+    return out
+
+
+def _grid(p: ReductionPlan, symbols: tuple[int, ...], results: list[Expr]) -> IndexingMap:
+    sizes = (p.threads_per_block, 1, 1, p.gpu_blocks[0], p.gpu_blocks[1], 1)
+    names = ("th_x", "th_y", "th_z", "bl_x", "bl_y", "bl_z")
+    dims = tuple(Variable(Interval(0, s - 1), n) for s, n in zip(sizes, names, strict=True))
+    syms = tuple(Variable(Interval(0, s - 1)) for s in symbols)
+    return IndexingMap(tuple(results), dims, syms)
+
+
+def _bounded(m: IndexingMap, shape: tuple[int, ...]) -> IndexingMap:
+    return m.add_constraints((r, Interval(0, n - 1)) for r, n in zip(m.results, shape, strict=True))
+
+
+def _ids(p: ReductionPlan) -> tuple[list[Expr], list[Expr]]:
+    thread = _delinearize(dim(0), p.num_threads)
+    block = _delinearize(add(dim(3), mul(dim(4), p.gpu_blocks[0])), p.num_blocks)
+    return thread, block
+
+
+def normalised_input_map(p: ReductionPlan) -> IndexingMap:
+    """Thread ids -> the element of the normalised input a thread reads."""
+    t, b = _ids(p)
+    s = [range_var(i) for i in range(len(p.tile_sizes_per_thread))]
+    if p.detail == "row":
+        per_block = p.tile_sizes_per_block
+        results = [
+            s[0],
+            add(mul(b[0], per_block[0]), t[0]),
+            add(mul(b[1], per_block[1]), mul(s[1], p.num_threads[1]), t[1]),
+            s[2],
+        ]
+    elif p.detail == "multi-row":
+        block = b[0] if p.num_blocks[0] != 1 else Const(0)
+        results = [
+            s[0],
+            add(mul(block, p.num_threads[0]), t[0]),
+            add(mul(t[1], p.tile_sizes_per_thread[1]), s[1]),
+        ]
+    elif p.detail == "column":
+        results = [
+            b[0],
+            add(t[0], mul(s[0], p.num_threads[1])),
+            add(mul(add(mul(b[1], TILE), t[1]), p.vector_size), s[1]),
+        ]
+    else:  # small column
+        c = p.input_shape[2]
+        linear = add(mul(dim(0), p.vector_size), s[1], mul(s[0], p.vector_size * p.num_threads[0]))
+        results = [dim(3), floordiv(linear, c), mod(linear, c)]
+    return _bounded(_grid(p, p.tile_sizes_per_thread, results), p.input_shape)
+
+
+def normalised_output_map(p: ReductionPlan) -> IndexingMap:
+    """Thread ids -> the element of the normalised output a thread writes (only the threads
+    that write: the others are excluded by constraints)."""
+    t, b = _ids(p)
+    if p.detail == "row":
+        m = _grid(p, (), [add(mul(b[0], p.tile_sizes_per_block[0]), t[0])])
+        m = m.add_constraints([(t[1], Interval(0, 0))])
+    elif p.detail == "multi-row":
+        block = b[0] if p.num_blocks[0] != 1 else Const(0)
+        m = _grid(p, (), [add(mul(block, p.num_threads[0]), t[0])])
+        m = m.add_constraints([(mod(t[1], p.num_threads[1]), Interval(0, 0))])
+    elif p.detail == "column":
+        s0 = range_var(0)
+        result = add(mul(add(mul(b[1], TILE), t[0]), p.vector_size), s0)
+        m = _grid(p, (p.vector_size,), [b[0], result])
+        m = m.add_constraints([(t[1], Interval(0, 0))])
+    else:
+        s0 = range_var(0)
+        result = floordiv(add(dim(0), mul(s0, p.num_threads[0])), p.shared_rows)
+        m = _grid(p, (p.vector_size,), [dim(3), result])
+        m = m.add_constraints([(mod(dim(0), p.shared_rows), Interval(0, 0))])
+    return _bounded(m, p.output_shape)
+
+
+def _descending(dims: tuple[int, ...], like: Shape) -> Shape:
+    return Shape(like.element_type, tuple(dims))
+
+
+def input_map(p: ReductionPlan, hero: Instruction, operand: int) -> IndexingMap:
+    """Thread ids -> the element of ``hero``'s input ``operand`` a thread reads."""
+    shape = hero.operands[operand].shape
+    to_operand = bitcast_map(shape, _descending(p.input_shape, shape))
+    return compose(normalised_input_map(p), to_operand)
+
+
+def _kept_shape(hero: Instruction) -> Shape:
+    """The reduce's input shape without the reduced dims, in the input's layout order (XLA's
+    ``ShapeUtil::DeleteDimensions``): the order in which the emitter walks the kept dims."""
+    operand = hero.operands[0].shape
+    reduced = set(hero.dimensions or ())
+    kept = [d for d in range(operand.rank) if d not in reduced]
+    order = [kept.index(d) for d in minor_to_major(operand) if d in kept]
+    return Shape(
+        operand.element_type, tuple(operand.dims[d] for d in kept), layout=Layout(tuple(order))
+    )
+
+
+def output_map(p: ReductionPlan, hero: Instruction) -> IndexingMap:
+    """Thread ids -> the element of ``hero``'s (first) output a thread writes (logical index;
+    the output's own layout only decides where that element is stored)."""
+    kept = _kept_shape(hero)
+    to_output = bitcast_map(kept, _descending(p.output_shape, kept))
+    return compose(normalised_output_map(p), to_output)

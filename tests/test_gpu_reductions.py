@@ -1,0 +1,130 @@
+"""XLA:GPU's reduction emitters: the parameters XLA's own emitter tests imply, the thread maps
+checked as XLA's tests check them (bijections onto the input and the output), and every
+input element combined inside the block that writes its output element."""
+
+from __future__ import annotations
+
+import json
+from math import prod
+
+import numpy as np
+import paths
+import pytest
+
+import hloidx
+from hloidx.gpu.analysis import analyze_fusion
+from hloidx.gpu.devices import device_profile
+from hloidx.gpu.reductions import input_map, output_map
+from hloidx.maps.domain import evaluate_results, feasible_points
+from hloidx.maps.expr import dim
+
+CASES = json.loads((paths.XLA_TESTS / "reduction_emitter_cases.json").read_text())["cases"]
+A6000 = device_profile("rtx-a6000")
+#: elements enumerated at most per map
+LIMIT = 400_000
+
+
+def _view(case):
+    return analyze_fusion(hloidx.parse_hlo(case["hlo"]).entry.root, A6000)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c["name"])
+def test_emitter_parameters_match_xlas_tests(case) -> None:
+    plan = _view(case).launch.reduction
+    expect = case["expect"]
+    assert plan.detail == expect["detail"]
+    if "vector_size" in expect:
+        assert plan.vector_size == expect["vector_size"]
+    if "shared_rows" in expect:
+        assert plan.shared_rows == expect["shared_rows"]
+    if "reduced_threads" in expect:
+        assert plan.num_threads[1] == expect["reduced_threads"]
+
+
+def _points(m):
+    columns, n = feasible_points(m, LIMIT)
+    results = np.stack(evaluate_results(m, columns, n), axis=1) if m.results else None
+    return columns, n, results
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c["bijection"]], ids=lambda c: c["name"])
+def test_thread_maps_are_bijections_and_blocks_own_their_outputs(case) -> None:
+    view = _view(case)
+    plan = view.launch.reduction
+    (hero,) = plan.heroes
+    in_shape = tuple(hero.operands[0].shape.dims)
+    out_shape = tuple(hero.shape.leaves()[0].dims)
+    if prod(in_shape) > LIMIT:
+        pytest.skip(f"{prod(in_shape):,} input elements: too many to enumerate here")
+    reads = input_map(plan, hero, 0)
+    writes = output_map(plan, hero)
+    columns, n, targets = _points(reads)
+    # every input element read exactly once (XLA's --bijection_inputs)
+    assert n == prod(in_shape)
+    assert len({tuple(t) for t in targets.tolist()}) == n
+    assert (targets >= 0).all()
+    assert (targets < np.array(in_shape)).all()
+    # every output element written exactly once (XLA's --bijection_outputs)
+    out_columns, m, written = _points(writes)
+    assert m == prod(out_shape)
+    assert len({tuple(t) for t in written.tolist()}) == m
+    # the block that writes an output element reads every input element reduced into it
+    writer_block = {
+        tuple(o): (bx, by)
+        for o, bx, by in zip(
+            written.tolist(),
+            out_columns[dim(3)].tolist(),
+            out_columns[dim(4)].tolist(),
+            strict=True,
+        )
+    }
+    reduced = set(hero.dimensions or ())
+    kept = [k for k in range(len(in_shape)) if k not in reduced]
+    for t, bx, by in zip(
+        targets.tolist(), columns[dim(3)].tolist(), columns[dim(4)].tolist(), strict=True
+    ):
+        assert writer_block[tuple(t[k] for k in kept)] == (bx, by)
+
+
+def test_reduction_launch_refuses_overrides() -> None:
+    from click.testing import CliRunner
+
+    from hloidx.cli.main import cli
+
+    path = paths.DATA / "gpu" / "view" / "coalescing.hlo"
+    out = CliRunner().invoke(
+        cli, ["threads", str(path), "--instruction", "reduced", "--unroll", "2"]
+    )
+    assert out.exit_code != 0
+    assert "reduction emitter chooses its own" in str(out.exception)
+
+
+SIDE_OUTPUT = """HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+f {
+  p0 = f32[8,2048] parameter(0)
+  c = f32[] constant(0)
+  e = f32[8,2048] exponential(p0)
+  r = f32[8] reduce(e, c), dimensions={1}, to_apply=add
+  ROOT t = (f32[8], f32[8,2048]) tuple(r, e)
+}
+ENTRY e {
+  p0 = f32[8,2048] parameter(0)
+  ROOT side = (f32[8], f32[8,2048]) fusion(p0), kind=kInput, calls=f
+}"""
+
+
+def test_a_fusion_not_modelled_reads_undefined_not_nothing() -> None:
+    from hloidx.gpu.report import threads_document
+
+    view = analyze_fusion(hloidx.parse_hlo(SIDE_OUTPUT).entry.root, A6000)
+    assert view.launch is None
+    assert any("side outputs are not modelled" in n for n in view.threads.notes)
+    doc = threads_document("m", view, A6000)
+    (operand,) = doc["operands"]
+    assert operand["undefined"] is True
+    assert view.operands[0].method == "heuristic"
