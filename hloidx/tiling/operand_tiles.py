@@ -230,6 +230,17 @@ def check_sizes(sizes: tuple[int, ...], extents: tuple[int, ...], what: str) -> 
             raise HloidxError(f"tile size {s} along dimension {i} is not in [1, {max(1, n)}]")
 
 
+def _partial_tile_notes(sizes: tuple[int, ...] | None, extents: tuple[int, ...]) -> list[str]:
+    if sizes is None:
+        return []
+    return [
+        f"tile size {s} does not divide {n} (dim {i}): the last tile is partial and reads a "
+        "subset of the rectangle described (a masked load)"
+        for i, (s, n) in enumerate(zip(sizes, extents, strict=True))
+        if n % s
+    ]
+
+
 def tile_instruction(
     instr: Instruction, sizes: tuple[int, ...] | None, *, witness: bool = True
 ) -> InstructionTiles:
@@ -240,7 +251,7 @@ def tile_instruction(
     extents = output_dims(instr)
     if sizes is not None:
         check_sizes(sizes, extents, instr.name)
-    notes = []
+    notes = _partial_tile_notes(sizes, extents)
     if not instr.shape.is_array:
         notes.append("the instruction has several outputs: output 0 is tiled")
     try:
@@ -291,4 +302,5 @@ def tile_map(
             "in a pasted map)"
         )
     operand.map_tiles.append(describe_map(m, extents, sizes))
-    return InstructionTiles("<map>", "map", extents, sizes, [operand])
+    notes = _partial_tile_notes(sizes, extents)
+    return InstructionTiles("<map>", "map", extents, sizes, [operand], notes)

@@ -151,7 +151,11 @@ def text_lines(doc: dict[str, Any]) -> list[str]:
             lines.append(head + "one strided rectangle per tile" + per)
             lines.extend(_describe_lines(o, "    ", symbolic))
         else:
-            lines.append(head + "not one rectangle: " + o["why"])
+            # "not one rectangle" only when a tile was seen not to be one
+            verdict = (
+                "not one rectangle" if o.get("witnessed") else "no single-rectangle description"
+            )
+            lines.append(head + verdict + ": " + o["why"])
             if o["rectangles"] is None:
                 lines.append("    no exact description (see why)")
             for r in o["rectangles"] or []:
