@@ -259,48 +259,23 @@ def test_a_tile_reads_what_the_interpreter_says(op: str) -> None:
     assert {tuple(int(i) for i in ix) for ix in np.argwhere(counts.counts > 0)} == inside
 
 
+def _show(*args: str):
+    return CliRunner().invoke(cli, ["show", *args])
+
+
 def test_show_a_tile_and_a_warp() -> None:
-    runner = CliRunner()
-    tile = runner.invoke(
-        cli,
-        [
-            "show",
-            str(paths.DATA / "tiling" / "seed004.hlo"),
-            "--instruction",
-            "fusion",
-            "--tile",
-            "4,100",
-            "--tile-index",
-            "2,0",
-            "--dims",
-            "0,1",
-            "--format",
-            "json",
-        ],
-    )
-    assert tile.exit_code == 0, tile.output
-    doc = json.loads(tile.output)
+    seed004 = str(paths.DATA / "tiling" / "seed004.hlo")
+    tile_args = ("--instruction", "fusion", "--tile", "4,100", "--tile-index", "2,0")
+    assert _show(seed004, *tile_args).exit_code == 0
+    doc = json.loads(_show(seed004, *tile_args, "--dims", "0,1", "--format", "json").output)
     # rows 8..11 of the collapsed output straddle two rows of 10: (0, 8), (0, 9), (1, 0), (1, 1)
     cells = {cell["index"] for row in doc["cells"] for cell in row if cell["highlight"]}
     assert cells == {"0,8", "0,9", "1,0", "1,1"}
 
-    warp = runner.invoke(
-        cli,
-        [
-            "show",
-            str(paths.DATA / "gpu" / "view" / "coalescing.hlo"),
-            "--instruction",
-            "added",
-            "--operand",
-            "1",
-            "--warp",
-            "0,1",
-            "--format",
-            "json",
-        ],
-    )
-    assert warp.exit_code == 0, warp.output
-    doc = json.loads(warp.output)
+    coalescing = str(paths.DATA / "gpu" / "view" / "coalescing.hlo")
+    warp_args = ("--instruction", "added", "--operand", "1", "--warp", "0,1")
+    assert _show(coalescing, *warp_args).exit_code == 0
+    doc = json.loads(_show(coalescing, *warp_args, "--format", "json").output)
     assert doc["shape"] == [100, 200]
     lit = [cell["index"].split(",") for row in doc["cells"] for cell in row if cell["highlight"]]
     rows = {r for r, _ in lit}
@@ -309,17 +284,5 @@ def test_show_a_tile_and_a_warp() -> None:
     assert rows == {"0-3"}
     assert min(a for a, _ in spans) <= 32
     assert max(b for _, b in spans) >= 63
-    bad = runner.invoke(
-        cli,
-        [
-            "show",
-            str(paths.DATA / "tiling" / "seed004.hlo"),
-            "--instruction",
-            "fusion",
-            "--tile",
-            "4,100",
-            "--output-element",
-            "0,0",
-        ],
-    )
+    bad = _show(seed004, "--instruction", "fusion", "--tile", "4,100", "--output-element", "0,0")
     assert bad.exit_code == 2

@@ -558,15 +558,6 @@ def oracle_relation(
 
 def _reached_parameters(comp: Computation) -> list[Instruction]:
     """The parameters the root of ``comp`` depends on."""
-    seen: set[int] = set()
-    stack = [comp.root] if comp.root is not None else []
-    found = []
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node.opcode == "parameter":
-            found.append(node)
-        stack.extend(node.operands)
-    return found
+    from ..hlo.fusion import parameters_reached
+
+    return parameters_reached(comp.root) if comp.root is not None else []

@@ -22,7 +22,7 @@ from math import prod
 from typing import TYPE_CHECKING
 
 from ..hlo.element_types import element_bits
-from ..hlo.fusion import body_of, computation_outputs
+from ..hlo.fusion import body_of, computation_outputs, parameters_reached
 from ..hlo.ir import Layout, Shape
 from ..hlo.rules.shape_ops import bitcast_map, minor_to_major
 from ..maps.expr import Const, Expr, add, dim, floordiv, mod, mul, range_var
@@ -248,25 +248,10 @@ def _heroes(fusion: Instruction) -> tuple[tuple[Instruction, ...], str]:
     return tuple(heroes), ""
 
 
-def _parameters_reached(start: Instruction) -> set[int]:
-    seen: set[int] = set()
-    found: set[int] = set()
-    stack = [start]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node.opcode == "parameter":
-            found.add(id(node))
-        stack.extend(node.operands)
-    return found
-
-
 def _share_an_input(heroes: list[Instruction]) -> bool:
     """Reductions that read a common fusion parameter form one group (XLA's
     ``GroupDisjointReductions`` puts them in the same group)."""
-    return bool(set.intersection(*(_parameters_reached(h) for h in heroes)))
+    return bool(set.intersection(*({id(p) for p in parameters_reached(h)} for h in heroes)))
 
 
 def plan(

@@ -76,6 +76,11 @@ def _topological_from(start: Instruction) -> list[Instruction]:
     return order
 
 
+def parameters_reached(start: Instruction) -> list[Instruction]:
+    """The parameters ``start`` depends on (directly or through other instructions)."""
+    return [i for i in _topological_from(start) if i.opcode == "parameter"]
+
+
 def _tuple_leaf_count(instr: Instruction) -> int:
     return len(instr.shape.tuple_shapes) if instr.shape.is_tuple else 1
 
