@@ -342,22 +342,23 @@ def test_gpu_xla_coalescing_cases(case: dict) -> None:
 
 
 def test_gpu_coalescing_names_its_method() -> None:
-    # the transpose emitter's thread maps are not modelled: the verdict says it is XLA's
-    # heuristic rather than passing it off as an analysis of maps
+    # XLA's packed transpose emitter (narrow elements) is not modelled: the verdict says it
+    # is XLA's heuristic rather than passing it off as an analysis of maps
     text = """HloModule m
 f {
-  p0 = f32[64,128] parameter(0)
-  ROOT t = f32[128,64] transpose(p0), dimensions={1,0}
+  p0 = s8[8,64,68] parameter(0)
+  ROOT t = s8[8,68,64] transpose(p0), dimensions={0,2,1}
 }
 ENTRY e {
-  p0 = f32[64,128] parameter(0)
-  ROOT fusion = f32[128,64] fusion(p0), kind=kInput, calls=f
+  p0 = s8[8,64,68] parameter(0)
+  ROOT fusion = s8[8,68,64] fusion(p0), kind=kInput, calls=f
 }"""
     view = analyze_fusion(hloidx.parse_hlo(text).entry.root, A6000)
     assert view.choice.kind == "transpose"
     assert view.launch is None
     assert [o.method for o in view.operands] == ["heuristic"]
     assert "not model" in view.operands[0].reason
+    assert any("packed transpose" in n for n in view.threads.notes)
     # a row reduction is judged from its thread maps
     case = next(c for c in CASES if c["name"] == "RowReduction")
     view = analyze_fusion(hloidx.parse_hlo(case["hlo"]).entry.root, A6000)

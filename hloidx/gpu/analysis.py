@@ -154,10 +154,11 @@ def analyze_fusion(
         # which reduction emitter (multi-row, small column) depends on the device
         choice = replace(choice, detail=launch.reduction.detail)
     threads = thread_maps(fusion, choice, launch)
-    if launch is None and choice.kind == "reduction":
-        from .reductions import plan
+    if launch is None and choice.kind in ("reduction", "transpose"):
+        from . import reductions, transposes
 
-        _, why = plan(fusion, choice, device)
+        module = reductions if choice.kind == "reduction" else transposes
+        _, why = module.plan(fusion, choice, device)
         if why:
             threads.notes.append(why)
     comp = fusion.computation.name if fusion.computation else ""

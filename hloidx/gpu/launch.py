@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..hlo.ir import Instruction, Shape
     from .devices import DeviceProfile
     from .reductions import ReductionPlan
+    from .transposes import TransposePlan
 
 #: XLA: four warp schedulers per SM, one warp each per block
 WARP_SCHEDULERS = 4
@@ -56,6 +57,8 @@ class LaunchConfig:
     overridden: tuple[str, ...] = field(default=())
     #: the reduction emitter's parameters (None for the other emitters)
     reduction: ReductionPlan | None = None
+    #: the transpose emitter's parameters (None for the other emitters)
+    transpose: TransposePlan | None = None
 
     @property
     def total_threads(self) -> int:
@@ -129,6 +132,30 @@ def _concatenate_shape(hero: Instruction) -> Shape:
     return max(hero.operands, key=lambda o: o.shape.num_elements()).shape
 
 
+def _transpose_launch(
+    fusion: Instruction, choice: EmitterChoice, device: DeviceProfile, overrides: Overrides
+) -> LaunchConfig | None:
+    from .transposes import THREADS_PER_BLOCK, plan
+
+    if overrides != NO_OVERRIDES:
+        raise HloidxError(
+            "--threads-per-block, --unroll and --vector apply to the loop and concatenate "
+            "emitters; the transpose emitter chooses its own"
+        )
+    chosen, _ = plan(fusion, choice, device)
+    if chosen is None:
+        return None
+    return LaunchConfig(
+        (THREADS_PER_BLOCK, 1, 1),
+        (chosen.blocks, 1, 1),
+        1,
+        chosen.vector_size,
+        chosen.input_shape,
+        tuple(reversed(range(len(chosen.input_shape)))),
+        transpose=chosen,
+    )
+
+
 def _reduction_launch(
     fusion: Instruction, choice: EmitterChoice, device: DeviceProfile, overrides: Overrides
 ) -> LaunchConfig | None:
@@ -162,6 +189,8 @@ def compute_launch(
     """The launch configuration of ``fusion``, or None for an emitter hloidx does not model."""
     if choice.kind == "reduction":
         return _reduction_launch(fusion, choice, device, overrides)
+    if choice.kind == "transpose":
+        return _transpose_launch(fusion, choice, device, overrides)
     if choice.kind == "loop":
         shape = (choice.roots[0] if choice.roots else fusion).shape.leaves()[0]
         unroll = loop_unroll_factor(fusion, shape, device)

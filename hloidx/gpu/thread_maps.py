@@ -209,6 +209,27 @@ def _concatenate_maps(result: ThreadMaps) -> None:
     )
 
 
+def _transpose_maps(result: ThreadMaps) -> None:
+    from .transposes import input_map, output_map
+
+    launch, fusion = result.launch, result.fusion
+    assert launch is not None
+    assert launch.transpose is not None
+    p = launch.transpose
+    result.outputs.append(simplify_thread_map(output_map(p)))
+    cells = parameter_cells(p.hero.operands[0], body_of(fusion), len(fusion.operands))
+    reads_map = input_map(p)
+    for k, reads in enumerate(result.operands):
+        read = _compose_cell(reads_map, cells[k], 0)
+        if read.maps or read.undefined:
+            reads.append(read)
+    result.notes.append(
+        f"XLA's shared-memory transpose emitter: normalised {list(p.input_shape)} -> "
+        f"{list(p.dims)} (permutation {list(p.permutation)}), tiles of {list(p.block_sizes)}, "
+        f"{p.blocks} blocks of 256 threads, vector size {p.vector_size}"
+    )
+
+
 def _reduction_maps(result: ThreadMaps) -> None:
     from .reductions import input_map, normalised_output_map, output_map
 
@@ -256,6 +277,8 @@ def thread_maps(
         _concatenate_maps(result)
     elif launch.reduction is not None:
         _reduction_maps(result)
+    elif launch.transpose is not None:
+        _transpose_maps(result)
     else:
         _loop_maps(result)
     return result

@@ -1,6 +1,6 @@
-"""XLA:GPU's reduction emitters: the parameters XLA's own emitter tests imply, the thread maps
-checked as XLA's tests check them (bijections onto the input and the output), and every
-input element combined inside the block that writes its output element."""
+"""XLA:GPU's reduction and transpose emitters: the parameters XLA's own emitter tests imply,
+the thread maps checked as XLA's tests check them (bijections onto the input and the output),
+and every input element handled inside the block that writes the output element it goes to."""
 
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ def test_emitter_parameters_match_xlas_tests(case) -> None:
         assert plan.num_threads[1] == expect["reduced_threads"]
 
 
-def _points(m):
-    columns, n = feasible_points(m, LIMIT)
+def _points(m, limit: int = LIMIT):
+    columns, n = feasible_points(m, limit)
     results = np.stack(evaluate_results(m, columns, n), axis=1) if m.results else None
     return columns, n, results
 
@@ -128,3 +128,40 @@ def test_a_fusion_not_modelled_reads_undefined_not_nothing() -> None:
     (operand,) = doc["operands"]
     assert operand["undefined"] is True
     assert view.operands[0].method == "heuristic"
+
+
+TRANSPOSE_CASES = json.loads((paths.XLA_TESTS / "transpose_emitter_cases.json").read_text())[
+    "cases"
+]
+
+
+@pytest.mark.parametrize("case", TRANSPOSE_CASES, ids=lambda c: c["name"])
+def test_transpose_emitter_on_xlas_tests(case) -> None:
+    from hloidx.gpu.transposes import input_map as t_input
+    from hloidx.gpu.transposes import output_map as t_output
+
+    view = _view(case)
+    expect = case["expect"]
+    if not expect["modelled"]:
+        assert view.launch is None
+        assert [o.method for o in view.operands] == ["heuristic"]
+        return
+    plan = view.launch.transpose
+    if "shared_tile" in expect:  # XLA pads the tile's last dim by one against bank conflicts
+        padded = [*plan.block_sizes[:-1], plan.block_sizes[-1] + 1]
+        assert padded == expect["shared_tile"]
+    hero = plan.hero
+    in_shape = tuple(hero.operands[0].shape.dims)
+    columns, n, targets = _points(t_input(plan), 1_000_000)
+    assert n == prod(in_shape)  # every input element read once
+    assert len({tuple(t) for t in targets.tolist()}) == n
+    out_columns, m, written = _points(t_output(plan), 1_000_000)
+    assert m == prod(in_shape)  # every output element written once
+    assert len({tuple(t) for t in written.tolist()}) == m
+    # the block that reads input element e writes the output element e moves to
+    perm = hero.dimensions
+    writer = {
+        tuple(o): b for o, b in zip(written.tolist(), out_columns[dim(3)].tolist(), strict=True)
+    }
+    for t, b in zip(targets.tolist(), columns[dim(3)].tolist(), strict=True):
+        assert writer[tuple(t[p] for p in perm)] == b

@@ -1,0 +1,234 @@
+"""XLA:GPU's shared-memory transpose emitter (``TransposeFusion``): parameters and thread maps.
+
+The facts come from XLA's ``transpose.cc`` (``TransposeFusion``: 32x32 tiles in shared memory,
+8 rows of 32 threads per block, vectorization when there is enough work and shared memory,
+``GetThreadOffsets`` and ``GetIndexing``) and ``ir_emission_utils.cc``
+(``GetPackedTransposeTileSizes``). Elements narrower than 32 bits may go to XLA's
+``PackedTranspose`` instead (when its tile sizes exist); that emitter is not modelled here.
+
+The transpose is normalised first (adjacent dims that stay adjacent are merged, as XLA's
+``TransposeDimensionGrouper`` does before the emitter runs); shapes must have default
+layouts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+from typing import TYPE_CHECKING
+
+from ..hlo.element_types import element_bits, element_bytes
+from ..hlo.fusion import body_of, computation_outputs
+from ..hlo.ir import Shape
+from ..hlo.rules.shape_ops import bitcast_map, minor_to_major
+from ..maps.expr import Expr, add, dim, mul, range_var
+from ..maps.indexing_map import IndexingMap, Variable, compose
+from ..maps.interval import Interval
+from .emitters import EmitterChoice, find_hero
+from .reductions import _delinearize
+
+if TYPE_CHECKING:
+    from ..hlo.ir import Instruction
+    from .devices import DeviceProfile
+
+TILE = 32
+ROWS = 8
+THREADS_PER_BLOCK = ROWS * TILE
+MAX_VECTORIZED_BYTES = 16
+SHMEM_BANKS = 32
+BANK_BITS = 32
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def permute(values: tuple[int, ...] | list, perm: tuple[int, ...]) -> list:
+    """XLA's ``Permute``: ``out[i] = values[perm[i]]``."""
+    return [values[p] for p in perm]
+
+
+def inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
+    out = [0] * len(perm)
+    for i, p in enumerate(perm):
+        out[p] = i
+    return tuple(out)
+
+
+def normalise(
+    dims: tuple[int, ...], perm: tuple[int, ...]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Output dims and permutation with unit dims dropped and runs of input dims that stay
+    adjacent merged (a transpose of ``[a, b, c] -> [c, a, b]`` is ``[ab, c] -> [c, ab]``)."""
+    in_dims = [0] * len(perm)
+    for i, p in enumerate(perm):
+        in_dims[p] = dims[i]
+    keep = [p for p in perm if in_dims[p] != 1]
+    groups: list[list[int]] = []
+    for p in keep:
+        if groups and groups[-1][-1] + 1 == p:
+            groups[-1].append(p)
+        else:
+            groups.append([p])
+    order = sorted(range(len(groups)), key=lambda g: groups[g][0])  # input order of groups
+    rank_of = {g: k for k, g in enumerate(order)}
+    new_perm = tuple(rank_of[g] for g in range(len(groups)))
+    new_dims = tuple(prod(in_dims[p] for p in group) for group in groups)
+    return new_dims, new_perm
+
+
+@dataclass(frozen=True)
+class TransposePlan:
+    hero: Instruction
+    dims: tuple[int, ...]  # normalised output dims
+    permutation: tuple[int, ...]
+    input_shape: tuple[int, ...]  # normalised input dims
+    vector_size: int
+    block_size: int
+    block_sizes: tuple[int, ...]
+    output_block_sizes: tuple[int, ...]
+    block_counts: tuple[int, ...]
+
+    @property
+    def minor_unchanged(self) -> bool:
+        return self.permutation[-1] == len(self.permutation) - 1
+
+    @property
+    def blocks(self) -> int:
+        return prod(self.block_counts)
+
+
+def _packed_possible(plan_dims: tuple[int, ...], perm: tuple[int, ...], bits: int) -> bool:
+    """Whether XLA's ``GetPackedTransposeTileSizes`` succeeds (then ``PackedTranspose`` is
+    used; hloidx does not model it)."""
+    if bits >= BANK_BITS:
+        return False
+    shape = list(plan_dims)
+    cperm = list(perm)
+    if cperm[-1] != len(shape) - 1:
+        cperm.append(len(shape))
+        shape.append(1)
+    t1 = -1
+    for i in range(len(cperm) - 1, -1, -1):
+        if cperm[i] != i:
+            t1 = i
+            break
+    rank = len(shape)
+    if cperm[rank - 3] != rank - 3:
+        shape.insert(t1, 1)
+        cperm = [p + 1 if p > rank - 3 else p for p in cperm]
+        cperm.insert(t1, t1)
+    cinv = inverse(tuple(cperm))
+    cin = permute(shape, cinv)
+    crank = len(cin)
+    v = BANK_BITS // bits
+    dim_t1 = cin[crank - 2]
+    dim_a = cin[crank - 3]
+    dim_t2 = cin[cperm[crank - 2]]
+    dim_b = cin[-1]
+    shmem = SHMEM_BANKS * v
+    t1_tile = min(dim_t1, shmem)
+    a_tile = min(dim_a, shmem // t1_tile)
+    t2_tile = min(dim_t2, shmem)
+    rows, cols = t2_tile, a_tile * t1_tile
+    if cols < 10 * v or rows < 10 * v:
+        return False
+    return not (dim_b != 1 or rows % v or cols % v or dim_t2 % t2_tile % v)
+
+
+def plan(
+    fusion: Instruction, choice: EmitterChoice, device: DeviceProfile
+) -> tuple[TransposePlan | None, str]:
+    roots = computation_outputs(body_of(fusion))
+    if len(roots) != 1:
+        return None, "transpose fusions with several outputs are not modelled"
+    hero = find_hero(roots[0])
+    if hero.opcode != "transpose":
+        return None, "the transpose emitter for a layout-changing copy is not modelled"
+    shapes = [hero.shape, hero.operands[0].shape, roots[0].shape]
+    for s in shapes:
+        if not s.is_array or tuple(minor_to_major(s)) != tuple(reversed(range(s.rank))):
+            return None, "the transpose emitter is modelled for default layouts only"
+    if tuple(roots[0].shape.dims) != tuple(hero.shape.dims):
+        return None, "a root that reshapes the transpose is not modelled"
+    dims, perm = normalise(tuple(hero.shape.dims), tuple(hero.dimensions or ()))
+    if len(perm) < 2:
+        return None, "the transpose is trivial after normalisation"
+    bits = element_bits(hero.shape.element_type)
+    if _packed_possible(dims, perm, bits):
+        return None, "XLA's packed transpose emitter (narrow elements) is not modelled"
+    input_shape = tuple(permute(dims, inverse(perm)))
+    size = element_bytes(hero.shape.element_type)
+    minor_unchanged = perm[-1] == len(perm) - 1
+    if minor_unchanged:
+        size *= input_shape[-1]
+    shmem_usage = TILE * (TILE + 1) * size
+
+    def blocks_for(v: int) -> TransposePlan:
+        sizes = [1] * len(input_shape)
+        if minor_unchanged:
+            block = TILE
+            sizes[-1] = v
+            sizes[-2] = block
+            sizes[perm[-2]] = block
+        else:
+            block = TILE * v
+            sizes[-1] = block
+            sizes[perm[-1]] = block
+        counts = tuple(_ceil(n, b) for n, b in zip(input_shape, sizes, strict=True))
+        return TransposePlan(
+            hero, dims, perm, input_shape, v, block, tuple(sizes),
+            tuple(permute(sizes, perm)), counts,
+        )  # fmt: skip
+
+    if minor_unchanged:
+        return blocks_for(input_shape[-1]), ""
+    chosen = blocks_for(1)
+    v = MAX_VECTORIZED_BYTES // size
+    while v > 1:
+        per_thread = v * v
+        enough_work = chosen.blocks * THREADS_PER_BLOCK >= (
+            per_thread * device.sm_count * device.threads_per_sm
+        )
+        enough_shmem = shmem_usage * per_thread <= device.shared_memory_per_block
+        aligned = input_shape[-1] % v == 0 and input_shape[perm[-1]] % v == 0
+        if enough_work and enough_shmem and aligned:
+            return blocks_for(v), ""
+        v //= 2
+    return chosen, ""
+
+
+def _grid(p: TransposePlan, results: list[Expr]) -> IndexingMap:
+    sizes = (THREADS_PER_BLOCK, 1, 1, p.blocks, 1, 1)
+    names = ("th_x", "th_y", "th_z", "bl_x", "bl_y", "bl_z")
+    dims = tuple(Variable(Interval(0, s - 1), n) for s, n in zip(sizes, names, strict=True))
+    syms = (
+        Variable(Interval(0, p.block_size // ROWS - 1)),
+        Variable(Interval(0, p.vector_size - 1)),
+    )
+    return IndexingMap(tuple(results), dims, syms)
+
+
+def _indexing(p: TransposePlan, read: bool) -> IndexingMap:
+    """XLA's ``GetIndexing``: thread ids -> normalised input (``read``) or output element."""
+    stride = p.block_size * ROWS * (p.vector_size if p.minor_unchanged else 1)
+    linear = add(mul(range_var(0), stride), mul(dim(0), p.vector_size), range_var(1))
+    sizes = p.block_sizes if read else p.output_block_sizes
+    offsets = _delinearize(linear, sizes)
+    block_ids = _delinearize(dim(3), p.block_counts)
+    if not read:
+        block_ids = permute(block_ids, p.permutation)
+    results = [add(mul(b, s), o) for b, s, o in zip(block_ids, sizes, offsets, strict=True)]
+    shape = p.input_shape if read else p.dims
+    m = _grid(p, results)
+    return m.add_constraints((r, Interval(0, n - 1)) for r, n in zip(results, shape, strict=True))
+
+
+def input_map(p: TransposePlan) -> IndexingMap:
+    shape = p.hero.operands[0].shape
+    return compose(_indexing(p, True), bitcast_map(shape, Shape(shape.element_type, p.input_shape)))
+
+
+def output_map(p: TransposePlan) -> IndexingMap:
+    shape = p.hero.shape
+    return compose(_indexing(p, False), bitcast_map(shape, Shape(shape.element_type, p.dims)))
