@@ -165,3 +165,43 @@ def test_transpose_emitter_on_xlas_tests(case) -> None:
     }
     for t, b in zip(targets.tolist(), columns[dim(3)].tolist(), strict=True):
         assert writer[tuple(t[p] for p in perm)] == b
+
+
+SCATTER_CASES = json.loads((paths.XLA_TESTS / "scatter_emitter_cases.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", SCATTER_CASES, ids=lambda c: c["name"])
+def test_scatter_emitter_on_xlas_tests(case) -> None:
+    view = _view(case)
+    plan = view.launch.scatter
+    expect = case["expect"]
+    assert plan.variant == expect["variant"]
+    if "vector_size" in expect:
+        assert plan.vector_size == expect["vector_size"]
+    if "indices_vector_size" in expect:
+        assert plan.indices_vector_size == expect["indices_vector_size"]
+    fusion = view.fusion
+    updates = fusion.operands[2].shape
+    indices = fusion.operands[1].shape
+    (update_read,) = [m for r in view.threads.operands[2] for m in r.maps]
+    update_columns, n, targets = _points(update_read, 1_000_000)
+    # every update element read exactly once (XLA's --bijection_inputs=scatter:2)
+    assert n == prod(updates.dims)
+    assert len({tuple(t) for t in targets.tolist()}) == n
+    # every index element read, and each thread reads the index rows of exactly the slices
+    # whose updates it reads
+    (index_read,) = [m for r in view.threads.operands[1] for m in r.maps]
+    index_columns, _, rows = _points(index_read, 1_000_000)
+    assert {tuple(r) for r in rows.tolist()} == set(np.ndindex(*indices.dims))
+
+    def slices_per_thread(columns, results):
+        threads = zip(columns[dim(0)].tolist(), columns[dim(3)].tolist(), strict=True)
+        out: dict[tuple[int, int], set[int]] = {}
+        for thread, row in zip(threads, results[:, 0].tolist(), strict=True):
+            out.setdefault(thread, set()).add(row)
+        return out
+
+    assert slices_per_thread(update_columns, targets) == slices_per_thread(index_columns, rows)
+    # the scattered-into operand and the output depend on index values: UNDEFINED
+    assert all(r.undefined for r in view.threads.operands[0])
+    assert view.threads.outputs == [None]

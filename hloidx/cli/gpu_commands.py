@@ -66,7 +66,7 @@ def threads_lines(doc: dict[str, Any]) -> list[str]:
     for out in doc["outputs"]:
         checked = f"  [{out['verification']}]" if out.get("verification") else ""
         lines.append(f"  thread -> output {out['index']}:{checked}")
-        lines.append(f"    {out['map'] or 'UNDEFINED (not modelled)'}")
+        lines.append(f"    {out['map'] or 'UNDEFINED (see the notes)'}")
     for o in doc["operands"]:
         status = (
             "UNDEFINED" if o["undefined"] else ("exact" if o["exact"] else "over-approximation")

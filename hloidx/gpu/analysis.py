@@ -153,11 +153,15 @@ def analyze_fusion(
     if launch is not None and launch.reduction is not None:
         # which reduction emitter (multi-row, small column) depends on the device
         choice = replace(choice, detail=launch.reduction.detail)
+    if launch is not None and launch.scatter is not None:
+        choice = replace(choice, detail=launch.scatter.variant)
     threads = thread_maps(fusion, choice, launch)
-    if launch is None and choice.kind in ("reduction", "transpose"):
-        from . import reductions, transposes
+    if launch is None and choice.kind in ("reduction", "transpose", "scatter"):
+        from . import reductions, scatters, transposes
 
-        module = reductions if choice.kind == "reduction" else transposes
+        module = {"reduction": reductions, "transpose": transposes, "scatter": scatters}[
+            choice.kind
+        ]
         _, why = module.plan(fusion, choice, device)
         if why:
             threads.notes.append(why)

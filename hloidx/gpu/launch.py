@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..hlo.ir import Instruction, Shape
     from .devices import DeviceProfile
     from .reductions import ReductionPlan
+    from .scatters import ScatterPlan
     from .transposes import TransposePlan
 
 #: XLA: four warp schedulers per SM, one warp each per block
@@ -59,6 +60,8 @@ class LaunchConfig:
     reduction: ReductionPlan | None = None
     #: the transpose emitter's parameters (None for the other emitters)
     transpose: TransposePlan | None = None
+    #: the scatter emitter's parameters (None for the other emitters)
+    scatter: ScatterPlan | None = None
 
     @property
     def total_threads(self) -> int:
@@ -132,6 +135,31 @@ def _concatenate_shape(hero: Instruction) -> Shape:
     return max(hero.operands, key=lambda o: o.shape.num_elements()).shape
 
 
+def _scatter_launch(
+    fusion: Instruction, choice: EmitterChoice, device: DeviceProfile, overrides: Overrides
+) -> LaunchConfig | None:
+    from .scatters import plan
+
+    if overrides != NO_OVERRIDES:
+        raise HloidxError(
+            "--threads-per-block, --unroll and --vector apply to the loop and concatenate "
+            "emitters; the scatter emitter chooses its own"
+        )
+    chosen, _ = plan(fusion, choice, device)
+    if chosen is None:
+        return None
+    updates = chosen.scatter.operands[2].shape
+    return LaunchConfig(
+        (chosen.threads_per_block, 1, 1),
+        (chosen.blocks[0], chosen.blocks[1], 1),
+        chosen.vector_size,
+        chosen.vector_size,
+        tuple(updates.dims),
+        minor_to_major(updates),
+        scatter=chosen,
+    )
+
+
 def _transpose_launch(
     fusion: Instruction, choice: EmitterChoice, device: DeviceProfile, overrides: Overrides
 ) -> LaunchConfig | None:
@@ -191,6 +219,8 @@ def compute_launch(
         return _reduction_launch(fusion, choice, device, overrides)
     if choice.kind == "transpose":
         return _transpose_launch(fusion, choice, device, overrides)
+    if choice.kind == "scatter":
+        return _scatter_launch(fusion, choice, device, overrides)
     if choice.kind == "loop":
         shape = (choice.roots[0] if choice.roots else fusion).shape.leaves()[0]
         unroll = loop_unroll_factor(fusion, shape, device)

@@ -209,6 +209,37 @@ def _concatenate_maps(result: ThreadMaps) -> None:
     )
 
 
+def _scatter_maps(result: ThreadMaps) -> None:
+    from .scatters import thread_maps as scatter_thread_maps
+
+    launch, fusion = result.launch, result.fusion
+    assert launch is not None
+    assert launch.scatter is not None
+    p = launch.scatter
+    default = default_thread_map(launch) if p.variant == "distributed updates" else None
+    updates_map, indices_map = scatter_thread_maps(p, default)
+    updates_map = simplify_thread_map(updates_map)
+    indices_map = simplify_thread_map(indices_map)
+    body, n = body_of(fusion), len(fusion.operands)
+    result.outputs.append(None)
+    operand_cells = parameter_cells(p.scatter.operands[0], body, n)
+    index_cells = parameter_cells(p.scatter.operands[1], body, n)
+    update_cells = parameter_cells(p.scatter.operands[2], body, n)
+    for k, reads in enumerate(result.operands):
+        for thread_map, cells in ((indices_map, index_cells), (updates_map, update_cells)):
+            read = _compose_cell(thread_map, cells[k], 0)
+            if read.maps or read.undefined:
+                reads.append(read)
+        if any(not m.is_known_empty for m in operand_cells[k].maps):
+            note = "read where the indices say, at run time (XLA's analysis has no map either)"
+            reads.append(ThreadRead(0, [IndexingMap.undefined()], False, [note]))
+    result.notes.append(
+        f"XLA's scatter emitter ({p.variant}): {p.num_slices} slices of "
+        f"{list(p.slice_shape)}, vector size {p.vector_size}; where each thread writes (output "
+        "0) depends on the index values: UNDEFINED"
+    )
+
+
 def _transpose_maps(result: ThreadMaps) -> None:
     from .transposes import input_map, output_map
 
@@ -279,6 +310,8 @@ def thread_maps(
         _reduction_maps(result)
     elif launch.transpose is not None:
         _transpose_maps(result)
+    elif launch.scatter is not None:
+        _scatter_maps(result)
     else:
         _loop_maps(result)
     return result
