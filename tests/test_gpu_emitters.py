@@ -99,6 +99,21 @@ def test_reduction_launch_refuses_overrides() -> None:
     assert "reduction emitter chooses its own" in str(out.exception)
 
 
+def test_scatter_with_distributed_updates_takes_overrides() -> None:
+    from hloidx.gpu.launch import Overrides
+
+    case = next(c for c in SCATTER_CASES if c["name"] == "scatter/add")
+    fusion = hloidx.parse_hlo(case["hlo"]).entry.root
+    view = analyze_fusion(fusion, A6000, Overrides(threads_per_block=32, vector=2))
+    assert view.launch.threads_per_block[0] == 32
+    assert view.launch.scatter.vector_size == 2
+    assert set(view.launch.overridden) == {"vector", "threads_per_block"}
+    (update_read,) = [m for r in view.threads.operands[2] for m in r.maps]
+    _, n, targets = _points(update_read)
+    assert n == 24 * 2 * 3  # still every update element once
+    assert len({tuple(t) for t in targets.tolist()}) == n
+
+
 SIDE_OUTPUT = """HloModule m
 add {
   a = f32[] parameter(0)
@@ -137,25 +152,31 @@ TRANSPOSE_CASES = json.loads((paths.XLA_TESTS / "transpose_emitter_cases.json").
 
 @pytest.mark.parametrize("case", TRANSPOSE_CASES, ids=lambda c: c["name"])
 def test_transpose_emitter_on_xlas_tests(case) -> None:
-    from hloidx.gpu.transposes import input_map as t_input
-    from hloidx.gpu.transposes import output_map as t_output
+    from hloidx.gpu import transposes
 
     view = _view(case)
     expect = case["expect"]
-    if not expect["modelled"]:
-        assert view.launch is None
-        assert [o.method for o in view.operands] == ["heuristic"]
-        return
     plan = view.launch.transpose
-    if "shared_tile" in expect:  # XLA pads the tile's last dim by one against bank conflicts
+    packed = isinstance(plan, transposes.PackedPlan)
+    assert packed == expect["packed"]
+    if packed:
+        shmem = transposes.SHMEM_BANKS * plan.vector_size
+        assert [shmem, shmem] == expect["shared_tile"]
+        # the maps' thread range is the kernel's (XLA's CHECK on th_x)
+        assert view.launch.threads_per_block[0] == plan.threads
+        reads, writes = transposes.packed_input_map(plan), transposes.packed_output_map(plan)
+    else:
+        # XLA pads the tile's last dim by one against bank conflicts
         padded = [*plan.block_sizes[:-1], plan.block_sizes[-1] + 1]
-        assert padded == expect["shared_tile"]
+        if "shared_tile" in expect:
+            assert padded == expect["shared_tile"]
+        reads, writes = transposes.input_map(plan), transposes.output_map(plan)
     hero = plan.hero
     in_shape = tuple(hero.operands[0].shape.dims)
-    columns, n, targets = _points(t_input(plan), 1_000_000)
+    columns, n, targets = _points(reads, 1_000_000)
     assert n == prod(in_shape)  # every input element read once
     assert len({tuple(t) for t in targets.tolist()}) == n
-    out_columns, m, written = _points(t_output(plan), 1_000_000)
+    out_columns, m, written = _points(writes, 1_000_000)
     assert m == prod(in_shape)  # every output element written once
     assert len({tuple(t) for t in written.tolist()}) == m
     # the block that reads input element e writes the output element e moves to
@@ -205,3 +226,41 @@ def test_scatter_emitter_on_xlas_tests(case) -> None:
     # the scattered-into operand and the output depend on index values: UNDEFINED
     assert all(r.undefined for r in view.threads.operands[0])
     assert view.threads.outputs == [None]
+
+
+#: XLA's in_place_dynamic_update_slice_mlir_test.cc, ThreadIndexing (openxla/xla,
+#: xla/service/gpu/fusions/, Apache-2.0): the module and the thread -> update map it expects
+IN_PLACE_DUS = """HloModule module
+fused_computation {
+  in = f32[20,30] parameter(0)
+  updates = f32[5,6] parameter(1)
+  i0 = s32[] parameter(2)
+  i1 = s32[] parameter(3)
+  ROOT updated = f32[20,30] dynamic-update-slice(in, updates, i0, i1)
+}
+ENTRY entry {
+  in = f32[20,30] parameter(0)
+  updates = f32[5,6] parameter(1)
+  i0 = s32[] constant(2)
+  i1 = s32[] constant(3)
+  ROOT fusion = f32[20,30] fusion(in, updates, i0, i1), kind=kLoop, calls=fused_computation
+}"""
+IN_PLACE_DUS_UPDATE_MAP = (
+    "(th_x, th_y, th_z, bl_x, bl_y, bl_z)[chunk_id, unroll_id] -> (th_x floordiv 6, th_x mod 6), "
+    "domain: th_x in [0, 29], th_y in [0, 0], th_z in [0, 0], bl_x in [0, 0], bl_y in [0, 0], "
+    "bl_z in [0, 0], chunk_id in [0, 0], unroll_id in [0, 0]"
+)
+
+
+def test_in_place_dynamic_update_slice_matches_xla() -> None:
+    from hloidx.maps.domain import relation
+
+    view = _view({"hlo": IN_PLACE_DUS})
+    assert view.choice.kind == "dynamic-update-slice"
+    (update_read,) = [m for r in view.threads.operands[1] for m in r.maps]
+    expected = hloidx.parse_map(IN_PLACE_DUS_UPDATE_MAP)
+    assert relation(update_read) == relation(expected)
+    # XLA has no map for the base (it is updated in place) nor for where threads write
+    assert all(r.undefined for r in view.threads.operands[0])
+    assert view.threads.outputs == [None]
+    assert any("buffer assignment" in n for n in view.threads.notes)

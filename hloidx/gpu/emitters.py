@@ -153,6 +153,20 @@ def _is_tiled_transpose(hero: Instruction) -> bool:
     )
 
 
+def _in_place_update(root: Instruction) -> bool:
+    """A dynamic-update-slice root (possibly under bitcasts) whose base is a parameter: XLA
+    emits it in place when buffer assignment lets the output reuse that parameter's buffer
+    (``CanEmitFusedDynamicUpdateSliceInPlaceForGpu``), which HLO text does not show."""
+    while root.opcode == "bitcast" and root.operands:
+        root = root.operands[0]
+    if root.opcode != "dynamic-update-slice":
+        return False
+    base = root.operands[0]
+    while base.opcode == "bitcast" and base.operands:
+        base = base.operands[0]
+    return base.opcode == "parameter"
+
+
 def choose_emitter(fusion: Instruction) -> EmitterChoice:
     """The emitter XLA:GPU would use for ``fusion`` (a ``fusion`` instruction)."""
     roots = tuple(computation_outputs(body_of(fusion)))
@@ -171,6 +185,10 @@ def choose_emitter(fusion: Instruction) -> EmitterChoice:
     for hero in heroes:
         if _is_tiled_transpose(hero):
             return EmitterChoice("transpose", hero, roots)
+    if roots and all(_in_place_update(r) for r in roots):
+        return EmitterChoice(
+            "dynamic-update-slice", roots[0], roots, detail="in place, if the buffers alias"
+        )
     if len(roots) == 1 and heroes[0].opcode == "scatter":
         return EmitterChoice("scatter", heroes[0], roots)
     if (

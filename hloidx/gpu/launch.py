@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .devices import DeviceProfile
     from .reductions import ReductionPlan
     from .scatters import ScatterPlan
-    from .transposes import TransposePlan
+    from .transposes import PackedPlan, TransposePlan
 
 #: XLA: four warp schedulers per SM, one warp each per block
 WARP_SCHEDULERS = 4
@@ -59,7 +59,7 @@ class LaunchConfig:
     #: the reduction emitter's parameters (None for the other emitters)
     reduction: ReductionPlan | None = None
     #: the transpose emitter's parameters (None for the other emitters)
-    transpose: TransposePlan | None = None
+    transpose: TransposePlan | PackedPlan | None = None
     #: the scatter emitter's parameters (None for the other emitters)
     scatter: ScatterPlan | None = None
 
@@ -138,17 +138,28 @@ def _concatenate_shape(hero: Instruction) -> Shape:
 def _scatter_launch(
     fusion: Instruction, choice: EmitterChoice, device: DeviceProfile, overrides: Overrides
 ) -> LaunchConfig | None:
+    from dataclasses import replace
+
     from .scatters import plan
 
-    if overrides != NO_OVERRIDES:
-        raise HloidxError(
-            "--threads-per-block, --unroll and --vector apply to the loop and concatenate "
-            "emitters; the scatter emitter chooses its own"
-        )
     chosen, _ = plan(fusion, choice, device)
     if chosen is None:
         return None
     updates = chosen.scatter.operands[2].shape
+    set_by_hand: list[str] = []
+    if overrides != NO_OVERRIDES:
+        if chosen.variant != "distributed updates":
+            raise HloidxError(
+                "--threads-per-block, --unroll and --vector apply to emitters that walk a "
+                "shape; the scatter emitter with distributed indices chooses its own"
+            )
+        vector, set_by_hand = apply_overrides(chosen.vector_size, overrides, device)
+        threads, blocks = launch_dimensions(
+            updates.num_elements(), vector, device, overrides.threads_per_block
+        )
+        chosen = replace(
+            chosen, vector_size=vector, threads_per_block=prod(threads), blocks=blocks[:2]
+        )
     return LaunchConfig(
         (chosen.threads_per_block, 1, 1),
         (chosen.blocks[0], chosen.blocks[1], 1),
@@ -156,6 +167,7 @@ def _scatter_launch(
         chosen.vector_size,
         tuple(updates.dims),
         minor_to_major(updates),
+        tuple(set_by_hand),
         scatter=chosen,
     )
 
@@ -163,23 +175,28 @@ def _scatter_launch(
 def _transpose_launch(
     fusion: Instruction, choice: EmitterChoice, device: DeviceProfile, overrides: Overrides
 ) -> LaunchConfig | None:
-    from .transposes import THREADS_PER_BLOCK, plan
+    from .transposes import THREADS_PER_BLOCK, PackedPlan, plan
 
     if overrides != NO_OVERRIDES:
         raise HloidxError(
-            "--threads-per-block, --unroll and --vector apply to the loop and concatenate "
-            "emitters; the transpose emitter chooses its own"
+            "--threads-per-block, --unroll and --vector apply to emitters that walk a shape "
+            "(loop, concatenate, input slices, dynamic-update-slice, scatter); the transpose "
+            "emitter chooses its own tiling"
         )
     chosen, _ = plan(fusion, choice, device)
     if chosen is None:
         return None
+    if isinstance(chosen, PackedPlan):
+        threads, shape = chosen.threads, chosen.spec.input_shape
+    else:
+        threads, shape = THREADS_PER_BLOCK, chosen.input_shape
     return LaunchConfig(
-        (THREADS_PER_BLOCK, 1, 1),
+        (threads, 1, 1),
         (chosen.blocks, 1, 1),
         1,
         chosen.vector_size,
-        chosen.input_shape,
-        tuple(reversed(range(len(chosen.input_shape)))),
+        shape,
+        tuple(reversed(range(len(shape)))),
         transpose=chosen,
     )
 
@@ -191,8 +208,9 @@ def _reduction_launch(
 
     if overrides != NO_OVERRIDES:
         raise HloidxError(
-            "--threads-per-block, --unroll and --vector apply to the loop and concatenate "
-            "emitters; a reduction emitter chooses its own"
+            "--threads-per-block, --unroll and --vector apply to emitters that walk a shape "
+            "(loop, concatenate, input slices, dynamic-update-slice, scatter); a reduction "
+            "emitter chooses its own tiling"
         )
     chosen, _ = plan(fusion, choice, device)
     if chosen is None:
@@ -208,30 +226,11 @@ def _reduction_launch(
     )
 
 
-def compute_launch(
-    fusion: Instruction,
-    choice: EmitterChoice,
-    device: DeviceProfile,
-    overrides: Overrides = NO_OVERRIDES,
-) -> LaunchConfig | None:
-    """The launch configuration of ``fusion``, or None for an emitter hloidx does not model."""
-    if choice.kind == "reduction":
-        return _reduction_launch(fusion, choice, device, overrides)
-    if choice.kind == "transpose":
-        return _transpose_launch(fusion, choice, device, overrides)
-    if choice.kind == "scatter":
-        return _scatter_launch(fusion, choice, device, overrides)
-    if choice.kind == "loop":
-        shape = (choice.roots[0] if choice.roots else fusion).shape.leaves()[0]
-        unroll = loop_unroll_factor(fusion, shape, device)
-    elif choice.kind == "concatenate" and choice.hero is not None:
-        shape = _concatenate_shape(choice.hero)
-        unroll = loop_unroll_factor(fusion, shape, device)
-        axis = (choice.hero.dimensions or (0,))[0]
-        for operand in choice.hero.operands:  # every operand must split into whole vectors
-            unroll = gcd(unroll, operand.shape.dims[axis])
-    else:
-        return None
+def apply_overrides(
+    unroll: int, overrides: Overrides, device: DeviceProfile
+) -> tuple[int, list[str]]:
+    """The unroll factor after ``--unroll``/``--vector``, and what was set by hand (a
+    ``--threads-per-block`` override is checked here and passed to ``launch_dimensions``)."""
     set_by_hand: list[str] = []
     if overrides.unroll is not None or overrides.vector is not None:
         wanted = overrides.vector if overrides.vector is not None else overrides.unroll
@@ -246,6 +245,45 @@ def compute_launch(
                 f"on {device.name}"
             )
         set_by_hand.append("threads_per_block")
+    return unroll, set_by_hand
+
+
+def compute_launch(
+    fusion: Instruction,
+    choice: EmitterChoice,
+    device: DeviceProfile,
+    overrides: Overrides = NO_OVERRIDES,
+) -> LaunchConfig | None:
+    """The launch configuration of ``fusion``, or None for an emitter hloidx does not model."""
+    if choice.kind == "reduction":
+        return _reduction_launch(fusion, choice, device, overrides)
+    if choice.kind == "transpose":
+        return _transpose_launch(fusion, choice, device, overrides)
+    if choice.kind == "scatter":
+        return _scatter_launch(fusion, choice, device, overrides)
+    if choice.kind == "dynamic-update-slice" and choice.hero is not None:
+        # XLA's InPlaceDynamicUpdateSliceFusion: threads walk the update, unroll 1
+        dus = choice.hero
+        while dus.opcode == "bitcast":
+            dus = dus.operands[0]
+        shape, unroll = dus.operands[1].shape, 1
+    elif choice.kind == "input-slices" and choice.roots:
+        # XLA's InputSlicesFusion: a loop over the slices' common input, unrolled only to fill
+        # a byte with sub-byte outputs
+        shape = choice.roots[0].operands[0].shape
+        unroll = -(-8 // _smallest_output_bits(fusion))
+    elif choice.kind == "loop":
+        shape = (choice.roots[0] if choice.roots else fusion).shape.leaves()[0]
+        unroll = loop_unroll_factor(fusion, shape, device)
+    elif choice.kind == "concatenate" and choice.hero is not None:
+        shape = _concatenate_shape(choice.hero)
+        unroll = loop_unroll_factor(fusion, shape, device)
+        axis = (choice.hero.dimensions or (0,))[0]
+        for operand in choice.hero.operands:  # every operand must split into whole vectors
+            unroll = gcd(unroll, operand.shape.dims[axis])
+    else:
+        return None
+    unroll, set_by_hand = apply_overrides(unroll, overrides, device)
     threads, blocks = launch_dimensions(
         shape.num_elements(), unroll, device, overrides.threads_per_block
     )

@@ -209,6 +209,60 @@ def _concatenate_maps(result: ThreadMaps) -> None:
     )
 
 
+def _in_place_update_maps(result: ThreadMaps) -> None:
+    launch, fusion = result.launch, result.fusion
+    assert launch is not None
+    thread_map = default_thread_map(launch)
+    body, n = body_of(fusion), len(fusion.operands)
+    every_thread = IndexingMap((), thread_map.dim_vars, thread_map.range_vars)
+    for root in result.choice.roots:
+        dus = root
+        while dus.opcode == "bitcast":
+            dus = dus.operands[0]
+        result.outputs.append(None)
+        base_cells = parameter_cells(dus.operands[0], body, n)
+        sources = [(dus.operands[1], thread_map)] + [(o, every_thread) for o in dus.operands[2:]]
+        for k, reads in enumerate(result.operands):
+            for operand, m in sources:
+                read = _compose_cell(m, parameter_cells(operand, body, n)[k], 0)
+                if read.maps or read.undefined:
+                    reads.append(read)
+            if any(not c.is_known_empty for c in base_cells[k].maps):
+                note = "the base is updated in place and not read (if XLA aliases the buffers)"
+                reads.append(ThreadRead(0, [IndexingMap.undefined()], False, [note]))
+    result.notes.append(
+        "XLA's in-place dynamic-update-slice emitter (used when buffer assignment lets the "
+        "output reuse the base's buffer, which HLO text does not show; else the loop emitter): "
+        "threads walk the update and write it at the start indices, so where they write is "
+        "UNDEFINED here"
+    )
+
+
+def _input_slices_maps(result: ThreadMaps) -> None:
+    from ..hlo.op_rules import input_to_output as op_input_to_output
+
+    launch, fusion = result.launch, result.fusion
+    assert launch is not None
+    thread_map = default_thread_map(launch)
+    body, n = body_of(fusion), len(fusion.operands)
+    inputs: list[Instruction] = []
+    for out_id, root in enumerate(result.choice.roots):
+        # a thread writes element i of slice j only where i lies inside slice j
+        slice_map = op_input_to_output(root)[0][0].maps[0]
+        result.outputs.append(simplify_thread_map(compose(thread_map, slice_map)))
+        if root.operands[0] not in inputs:
+            inputs.append(root.operands[0])
+            cells = parameter_cells(root.operands[0], body, n)
+            for k, reads in enumerate(result.operands):
+                read = _compose_cell(thread_map, cells[k], out_id)
+                if read.maps or read.undefined:
+                    reads.append(read)
+    result.notes.append(
+        "XLA's input-slices emitter walks the slices' common input once; each thread writes "
+        "its element to every slice that contains it"
+    )
+
+
 def _scatter_maps(result: ThreadMaps) -> None:
     from .scatters import thread_maps as scatter_thread_maps
 
@@ -241,24 +295,35 @@ def _scatter_maps(result: ThreadMaps) -> None:
 
 
 def _transpose_maps(result: ThreadMaps) -> None:
-    from .transposes import input_map, output_map
+    from . import transposes
 
     launch, fusion = result.launch, result.fusion
     assert launch is not None
     assert launch.transpose is not None
     p = launch.transpose
-    result.outputs.append(simplify_thread_map(output_map(p)))
+    if isinstance(p, transposes.PackedPlan):
+        reads_map, writes_map = transposes.packed_input_map(p), transposes.packed_output_map(p)
+        t1, a, t2 = p.tiles
+        note = (
+            f"XLA's packed transpose emitter: canonical {list(p.spec.input_shape)} -> "
+            f"{list(p.spec.output_shape)}, output tile {list(p.output_tile)} (T1 {t1}, A {a}, "
+            f"T2 {t2}), {p.blocks} blocks of {p.threads} threads, vectors of {p.vector_size}"
+        )
+    else:
+        reads_map, writes_map = transposes.input_map(p), transposes.output_map(p)
+        note = (
+            f"XLA's shared-memory transpose emitter: normalised {list(p.input_shape)} -> "
+            f"{list(p.dims)} (permutation {list(p.permutation)}), tiles of "
+            f"{list(p.block_sizes)}, {p.blocks} blocks of 256 threads, vector size "
+            f"{p.vector_size}"
+        )
+    result.outputs.append(simplify_thread_map(writes_map))
     cells = parameter_cells(p.hero.operands[0], body_of(fusion), len(fusion.operands))
-    reads_map = input_map(p)
     for k, reads in enumerate(result.operands):
         read = _compose_cell(reads_map, cells[k], 0)
         if read.maps or read.undefined:
             reads.append(read)
-    result.notes.append(
-        f"XLA's shared-memory transpose emitter: normalised {list(p.input_shape)} -> "
-        f"{list(p.dims)} (permutation {list(p.permutation)}), tiles of {list(p.block_sizes)}, "
-        f"{p.blocks} blocks of 256 threads, vector size {p.vector_size}"
-    )
+    result.notes.append(note)
 
 
 def _reduction_maps(result: ThreadMaps) -> None:
@@ -306,6 +371,10 @@ def thread_maps(
         return result
     if choice.kind == "concatenate":
         _concatenate_maps(result)
+    elif choice.kind == "input-slices":
+        _input_slices_maps(result)
+    elif choice.kind == "dynamic-update-slice":
+        _in_place_update_maps(result)
     elif launch.reduction is not None:
         _reduction_maps(result)
     elif launch.transpose is not None:

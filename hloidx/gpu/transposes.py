@@ -3,8 +3,9 @@
 The facts come from XLA's ``transpose.cc`` (``TransposeFusion``: 32x32 tiles in shared memory,
 8 rows of 32 threads per block, vectorization when there is enough work and shared memory,
 ``GetThreadOffsets`` and ``GetIndexing``) and ``ir_emission_utils.cc``
-(``GetPackedTransposeTileSizes``). Elements narrower than 32 bits may go to XLA's
-``PackedTranspose`` instead (when its tile sizes exist); that emitter is not modelled here.
+(``GetTransposeSpec``, ``GetPackedTransposeTileSizes``). Elements narrower than 32 bits go to
+XLA's ``PackedTranspose`` when its tile sizes exist: 4 warps, a ``32v x 32v`` shared tile of
+``v``-element vectors (``v`` = 32 bits / element bits).
 
 The transpose is normalised first (adjacent dims that stay adjacent are merged, as XLA's
 ``TransposeDimensionGrouper`` does before the emitter runs); shapes must have default
@@ -21,7 +22,7 @@ from ..hlo.element_types import element_bits, element_bytes
 from ..hlo.fusion import body_of, computation_outputs
 from ..hlo.ir import Shape
 from ..hlo.rules.shape_ops import bitcast_map, minor_to_major
-from ..maps.expr import Expr, add, dim, mul, range_var
+from ..maps.expr import Const, Expr, add, dim, floordiv, mod, mul, range_var
 from ..maps.indexing_map import IndexingMap, Variable, compose
 from ..maps.interval import Interval
 from .emitters import EmitterChoice, find_hero
@@ -98,47 +99,121 @@ class TransposePlan:
         return prod(self.block_counts)
 
 
-def _packed_possible(plan_dims: tuple[int, ...], perm: tuple[int, ...], bits: int) -> bool:
-    """Whether XLA's ``GetPackedTransposeTileSizes`` succeeds (then ``PackedTranspose`` is
-    used; hloidx does not model it)."""
-    if bits >= BANK_BITS:
-        return False
-    shape = list(plan_dims)
+@dataclass(frozen=True)
+class TransposeSpec:
+    """XLA's ``TransposeSpec``: the transpose made canonical, ``[.., T2, .., A, T1, B]`` ->
+    ``[.., T1, .., A, T2, B]`` with size-1 ``A`` and ``B`` dims inserted where needed."""
+
+    output_shape: tuple[int, ...]
+    permutation: tuple[int, ...]
+    inv_permutation: tuple[int, ...]
+    input_shape: tuple[int, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.input_shape)
+
+    @property
+    def a_id(self) -> int:
+        return self.rank - 3
+
+    @property
+    def t1_input_id(self) -> int:
+        return self.rank - 2
+
+    @property
+    def t1_output_id(self) -> int:
+        return self.inv_permutation[self.rank - 2]
+
+    @property
+    def t2_input_id(self) -> int:
+        return self.permutation[self.rank - 2]
+
+    @property
+    def t2_output_id(self) -> int:
+        return self.rank - 2
+
+
+def transpose_spec(dims: tuple[int, ...], perm: tuple[int, ...]) -> TransposeSpec:
+    """XLA's ``GetTransposeSpec`` (output dims, permutation)."""
+    shape = list(dims)
     cperm = list(perm)
     if cperm[-1] != len(shape) - 1:
         cperm.append(len(shape))
         shape.append(1)
-    t1 = -1
-    for i in range(len(cperm) - 1, -1, -1):
-        if cperm[i] != i:
-            t1 = i
-            break
+    t1 = next(i for i in range(len(cperm) - 1, -1, -1) if cperm[i] != i)
     rank = len(shape)
     if cperm[rank - 3] != rank - 3:
         shape.insert(t1, 1)
         cperm = [p + 1 if p > rank - 3 else p for p in cperm]
         cperm.insert(t1, t1)
     cinv = inverse(tuple(cperm))
-    cin = permute(shape, cinv)
-    crank = len(cin)
+    return TransposeSpec(tuple(shape), tuple(cperm), cinv, tuple(permute(shape, cinv)))
+
+
+def packed_tile_sizes(spec: TransposeSpec, bits: int) -> tuple[int, ...] | None:
+    """XLA's ``GetPackedTransposeTileSizes``: the output tile of the packed transpose emitter,
+    or None when XLA does not use it."""
+    if bits >= BANK_BITS:
+        return None
     v = BANK_BITS // bits
-    dim_t1 = cin[crank - 2]
-    dim_a = cin[crank - 3]
-    dim_t2 = cin[cperm[crank - 2]]
-    dim_b = cin[-1]
     shmem = SHMEM_BANKS * v
+    dim_t1 = spec.input_shape[spec.t1_input_id]
+    dim_a = spec.input_shape[spec.a_id]
+    dim_t2 = spec.input_shape[spec.t2_input_id]
     t1_tile = min(dim_t1, shmem)
     a_tile = min(dim_a, shmem // t1_tile)
     t2_tile = min(dim_t2, shmem)
     rows, cols = t2_tile, a_tile * t1_tile
     if cols < 10 * v or rows < 10 * v:
-        return False
-    return not (dim_b != 1 or rows % v or cols % v or dim_t2 % t2_tile % v)
+        return None
+    if spec.input_shape[-1] != 1 or rows % v or cols % v or dim_t2 % t2_tile % v:
+        return None
+    tile = [1] * spec.rank
+    tile[spec.t1_output_id] = t1_tile
+    tile[spec.t2_output_id] = t2_tile
+    tile[spec.a_id] = a_tile
+    return tuple(tile)
+
+
+@dataclass(frozen=True)
+class PackedPlan:
+    """XLA's ``PackedTranspose`` for elements narrower than a shared-memory bank."""
+
+    hero: Instruction
+    spec: TransposeSpec
+    output_tile: tuple[int, ...]
+    vector_size: int
+    warps: int = 4
+
+    @property
+    def input_tile(self) -> tuple[int, ...]:
+        return tuple(permute(self.output_tile, self.spec.inv_permutation))
+
+    @property
+    def block_counts(self) -> tuple[int, ...]:
+        return tuple(
+            _ceil(n, t) for n, t in zip(self.spec.output_shape, self.output_tile, strict=True)
+        )
+
+    @property
+    def blocks(self) -> int:
+        return prod(self.block_counts)
+
+    @property
+    def threads(self) -> int:
+        return self.warps * SHMEM_BANKS
+
+    @property
+    def tiles(self) -> tuple[int, int, int]:
+        """(T1, A, T2) tile sizes in the input."""
+        t = self.input_tile
+        return t[self.spec.t1_input_id], t[self.spec.a_id], t[self.spec.t2_input_id]
 
 
 def plan(
     fusion: Instruction, choice: EmitterChoice, device: DeviceProfile
-) -> tuple[TransposePlan | None, str]:
+) -> tuple[TransposePlan | PackedPlan | None, str]:
     roots = computation_outputs(body_of(fusion))
     if len(roots) != 1:
         return None, "transpose fusions with several outputs are not modelled"
@@ -155,8 +230,10 @@ def plan(
     if len(perm) < 2:
         return None, "the transpose is trivial after normalisation"
     bits = element_bits(hero.shape.element_type)
-    if _packed_possible(dims, perm, bits):
-        return None, "XLA's packed transpose emitter (narrow elements) is not modelled"
+    spec = transpose_spec(dims, perm)
+    tile = packed_tile_sizes(spec, bits)
+    if tile is not None:
+        return PackedPlan(hero, spec, tile, BANK_BITS // bits), ""
     input_shape = tuple(permute(dims, inverse(perm)))
     size = element_bytes(hero.shape.element_type)
     minor_unchanged = perm[-1] == len(perm) - 1
@@ -232,3 +309,51 @@ def input_map(p: TransposePlan) -> IndexingMap:
 def output_map(p: TransposePlan) -> IndexingMap:
     shape = p.hero.shape
     return compose(_indexing(p, False), bitcast_map(shape, Shape(shape.element_type, p.dims)))
+
+
+def _packed_grid(p: PackedPlan, symbols: tuple[int, ...], results: list[Expr]) -> IndexingMap:
+    sizes = (p.threads, 1, 1, p.blocks, 1, 1)
+    names = ("th_x", "th_y", "th_z", "bl_x", "bl_y", "bl_z")
+    dims = tuple(Variable(Interval(0, s - 1), n) for s, n in zip(sizes, names, strict=True))
+    return IndexingMap(tuple(results), dims, tuple(Variable(Interval(0, n - 1)) for n in symbols))
+
+
+def _packed_indexing(p: PackedPlan, read: bool) -> IndexingMap:
+    """XLA's ``PackedTranspose::GetInputIndexing`` (``read``) / ``GetOutputIndexing``."""
+    spec, v = p.spec, p.vector_size
+    t1, a, t2 = p.tiles
+    warp, lane = floordiv(dim(0), SHMEM_BANKS), mod(dim(0), SHMEM_BANKS)
+    block_ids = _delinearize(dim(3), p.block_counts)
+    offsets: list[Expr] = [Const(0)] * spec.rank
+    if read:
+        block_ids = permute(block_ids, spec.inv_permutation)
+        symbols = (_ceil(t2, p.warps), v)
+        row = add(mul(range_var(0), p.warps), warp)
+        col = add(mul(lane, v), range_var(1))
+        offsets[spec.t1_input_id] = mod(col, t1)
+        offsets[spec.t2_input_id] = row
+        tile, shape = p.input_tile, spec.input_shape
+    else:
+        symbols = (_ceil(a * t1, v * p.warps), v, v)
+        col = add(mul(add(mul(range_var(0), p.warps), warp), v), range_var(1))
+        row = add(mul(lane, v), range_var(2))
+        offsets[spec.t1_output_id] = mod(col, t1)
+        offsets[spec.t2_output_id] = row
+        tile, shape = p.output_tile, spec.output_shape
+    offsets[spec.a_id] = floordiv(col, t1)
+    results = [add(mul(b, t), o) for b, t, o in zip(block_ids, tile, offsets, strict=True)]
+    m = _packed_grid(p, symbols, results)
+    m = m.add_constraints([(col, Interval(0, a * t1 - 1)), (row, Interval(0, t2 - 1))])
+    return m.add_constraints((r, Interval(0, n - 1)) for r, n in zip(results, shape, strict=True))
+
+
+def packed_input_map(p: PackedPlan) -> IndexingMap:
+    shape = p.hero.operands[0].shape
+    canonical = Shape(shape.element_type, p.spec.input_shape)
+    return compose(_packed_indexing(p, True), bitcast_map(shape, canonical))
+
+
+def packed_output_map(p: PackedPlan) -> IndexingMap:
+    shape = p.hero.shape
+    canonical = Shape(shape.element_type, p.spec.output_shape)
+    return compose(_packed_indexing(p, False), bitcast_map(shape, canonical))
