@@ -10,13 +10,14 @@ operand's layout it gives linear addresses (``--physical``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from math import prod
 from typing import TYPE_CHECKING
 
 from ..hlo.fusion import body_of, output_to_input, parameter_cells
 from ..hlo.rules.shape_ops import minor_to_major
-from ..maps.expr import Const, add, dim, floordiv, mod, mul, range_var
+from ..maps.expr import Const, Expr, add, dim, floordiv, mod, mul, range_var
 from ..maps.indexing_map import IndexingMap, MapState, Variable, compose
 from ..maps.interval import Interval
 from ..maps.map_simplify import SimplifyOptions, simplify
@@ -94,14 +95,40 @@ def within(m: IndexingMap, dims: tuple[int, ...]) -> IndexingMap:
     return m.add_constraints(extra)
 
 
+def _first_level_tile(shape: Shape) -> tuple[int, ...] | bool:
+    """The layout's tile ``T(8,128)``: its sizes; ``()`` without one; False when hloidx does
+    not model it (sub-tiles ``T(8,128)(2,1)``, or more tile dims than the shape has)."""
+    tiling = shape.layout.tiling if shape.layout is not None else ""
+    match = re.search(r"T\(([\d,\s]+)\)", tiling)
+    if match is None:
+        return ()
+    if tiling[match.end() : match.end() + 1] == "(":
+        return False
+    tile = tuple(int(x) for x in match.group(1).split(",") if x.strip())
+    return tile if len(tile) <= shape.rank else False
+
+
 def physical_linear_map(shape: Shape) -> IndexingMap:
-    """Logical index → linear offset in memory through the shape's layout."""
-    order = minor_to_major(shape)
+    """Logical index → linear offset in memory through the shape's layout, including a
+    single-level tile (``{1,0:T(8,128)}``: tiles stored one after another, each row-major,
+    dims padded to whole tiles). Sub-tiled layouts give UNDEFINED (not modelled)."""
+    tile = _first_level_tile(shape)
+    if tile is False:
+        return IndexingMap.undefined()
+    order = list(reversed(minor_to_major(shape)))  # physical, major to minor
+    k = len(tile)
+    outer = order[: len(order) - k]
+    tiled = order[len(order) - k :]
+    digits: list[tuple[Expr, int]] = [(dim(d), shape.dims[d]) for d in outer]
+    digits += [
+        (floordiv(dim(d), t), -(-shape.dims[d] // t)) for d, t in zip(tiled, tile, strict=True)
+    ]
+    digits += [(mod(dim(d), t), t) for d, t in zip(tiled, tile, strict=True)]
     stride = 1
     terms = []
-    for d in order:
-        terms.append(mul(dim(d), stride))
-        stride *= shape.dims[d]
+    for expr, size in reversed(digits):
+        terms.append(mul(expr, stride))
+        stride *= size
     return IndexingMap(
         (add(*terms) if terms else Const(0),),
         tuple(Variable(Interval(0, s - 1)) for s in shape.dims),
@@ -387,10 +414,14 @@ def thread_maps(
 
 
 def to_physical(read_map: IndexingMap, operand_shape: Shape) -> IndexingMap:
-    """A thread → logical operand index map continued to linear memory offsets."""
+    """A thread → logical operand index map continued to linear memory offsets (UNDEFINED
+    through a layout hloidx does not model)."""
     if read_map.state is not MapState.NORMAL or not operand_shape.dims:
         return read_map
-    return simplify_thread_map(compose(read_map, physical_linear_map(operand_shape)))
+    layout = physical_linear_map(operand_shape)
+    if layout.is_undefined:
+        return layout
+    return simplify_thread_map(compose(read_map, layout))
 
 
 WARP_SIZE = 32
