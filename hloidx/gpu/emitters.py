@@ -131,21 +131,19 @@ def reduction_emitter_is_faster(dims: ReductionDimensions) -> bool:
 
 
 def _is_tiled_transpose(hero: Instruction) -> bool:
-    if hero.opcode not in ("transpose", "copy") or not hero.operands:
+    """Whether XLA's shared-memory transpose emitter takes ``hero``: a ``transpose`` (current
+    XLA tiles transposes only; layout normalization turns layout-changing copies into
+    transposes before fusion) that moves the minor dimension, both minor sizes large enough."""
+    if hero.opcode != "transpose" or not hero.operands:
         return False
     out, src = hero.shape, hero.operands[0].shape
     if out.rank < 2 or out.rank != src.rank:
         return False
-    if hero.opcode == "transpose":
-        perm = hero.dimensions or tuple(range(out.rank))
-        # output dimension i is operand dimension perm[i]
-        out_minor = minor_to_major(out)[0]
-        src_dim_of_out_minor = perm[out_minor]
-    else:  # a copy that changes the layout
-        out_minor = minor_to_major(out)[0]
-        src_dim_of_out_minor = out_minor
+    perm = hero.dimensions or tuple(range(out.rank))
+    # output dimension i is operand dimension perm[i]
+    out_minor = minor_to_major(out)[0]
     src_minor = minor_to_major(src)[0]
-    if src_dim_of_out_minor == src_minor:
+    if perm[out_minor] == src_minor:
         return False
     return (
         src.dims[src_minor] >= MIN_TILED_TRANSPOSE_DIMENSION
