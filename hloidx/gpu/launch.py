@@ -135,6 +135,15 @@ def _concatenate_shape(hero: Instruction) -> Shape:
     return max(hero.operands, key=lambda o: o.shape.num_elements()).shape
 
 
+def _refuse_overrides(overrides: Overrides, emitter: str) -> None:
+    if overrides != NO_OVERRIDES:
+        raise HloidxError(
+            "--threads-per-block, --unroll and --vector apply to emitters that walk a shape "
+            "(loop, concatenate, input slices, dynamic-update-slice, scatter with distributed "
+            f"updates); {emitter} chooses its own tiling"
+        )
+
+
 def _scatter_launch(
     fusion: Instruction, choice: EmitterChoice, device: DeviceProfile, overrides: Overrides
 ) -> LaunchConfig | None:
@@ -149,10 +158,7 @@ def _scatter_launch(
     set_by_hand: list[str] = []
     if overrides != NO_OVERRIDES:
         if chosen.variant != "distributed updates":
-            raise HloidxError(
-                "--threads-per-block, --unroll and --vector apply to emitters that walk a "
-                "shape; the scatter emitter with distributed indices chooses its own"
-            )
+            _refuse_overrides(overrides, "the scatter emitter with distributed indices")
         vector, set_by_hand = apply_overrides(chosen.vector_size, overrides, device)
         threads, blocks = launch_dimensions(
             updates.num_elements(), vector, device, overrides.threads_per_block
@@ -177,12 +183,7 @@ def _transpose_launch(
 ) -> LaunchConfig | None:
     from .transposes import THREADS_PER_BLOCK, PackedPlan, plan
 
-    if overrides != NO_OVERRIDES:
-        raise HloidxError(
-            "--threads-per-block, --unroll and --vector apply to emitters that walk a shape "
-            "(loop, concatenate, input slices, dynamic-update-slice, scatter); the transpose "
-            "emitter chooses its own tiling"
-        )
+    _refuse_overrides(overrides, "the transpose emitter")
     chosen, _ = plan(fusion, choice, device)
     if chosen is None:
         return None
@@ -206,12 +207,7 @@ def _reduction_launch(
 ) -> LaunchConfig | None:
     from .reductions import plan
 
-    if overrides != NO_OVERRIDES:
-        raise HloidxError(
-            "--threads-per-block, --unroll and --vector apply to emitters that walk a shape "
-            "(loop, concatenate, input slices, dynamic-update-slice, scatter); a reduction "
-            "emitter chooses its own tiling"
-        )
+    _refuse_overrides(overrides, "a reduction emitter")
     chosen, _ = plan(fusion, choice, device)
     if chosen is None:
         return None

@@ -186,6 +186,23 @@ def _compose_cell(thread_map: IndexingMap, cell: OperandIndexing, output: int) -
     return read
 
 
+def _add_reads(
+    result: ThreadMaps, thread_map: IndexingMap, cells: list[OperandIndexing], output: int
+) -> None:
+    """Every fusion operand's reads through ``thread_map`` and the maps in ``cells``."""
+    for k, reads in enumerate(result.operands):
+        read = _compose_cell(thread_map, cells[k], output)
+        if read.maps or read.undefined:
+            reads.append(read)
+
+
+def _add_undefined(result: ThreadMaps, cells: list[OperandIndexing], note: str) -> None:
+    """An UNDEFINED read for every fusion operand that ``cells`` reach (runtime positions)."""
+    for k, reads in enumerate(result.operands):
+        if any(not m.is_known_empty for m in cells[k].maps):
+            reads.append(ThreadRead(0, [IndexingMap.undefined()], False, [note]))
+
+
 def _loop_maps(result: ThreadMaps) -> None:
     launch, fusion = result.launch, result.fusion
     assert launch is not None
@@ -225,10 +242,7 @@ def _concatenate_maps(result: ThreadMaps) -> None:
         per_output.append(part_map.with_results(shifted))
         offset += part.shape.dims[axis]
         cells = parameter_cells(part, body, len(result.fusion.operands))
-        for k, reads in enumerate(result.operands):
-            read = _compose_cell(part_map, cells[k], j)
-            if read.maps or read.undefined:
-                reads.append(read)
+        _add_reads(result, part_map, cells, j)
     result.outputs = list(per_output)
     result.notes.append(
         "the concatenate emitter walks its largest operand's shape once per operand; "
@@ -249,14 +263,10 @@ def _in_place_update_maps(result: ThreadMaps) -> None:
         result.outputs.append(None)
         base_cells = parameter_cells(dus.operands[0], body, n)
         sources = [(dus.operands[1], thread_map)] + [(o, every_thread) for o in dus.operands[2:]]
-        for k, reads in enumerate(result.operands):
-            for operand, m in sources:
-                read = _compose_cell(m, parameter_cells(operand, body, n)[k], 0)
-                if read.maps or read.undefined:
-                    reads.append(read)
-            if any(not c.is_known_empty for c in base_cells[k].maps):
-                note = "the base is updated in place and not read (if XLA aliases the buffers)"
-                reads.append(ThreadRead(0, [IndexingMap.undefined()], False, [note]))
+        for operand, m in sources:
+            _add_reads(result, m, parameter_cells(operand, body, n), 0)
+        note = "the base is updated in place and not read (if XLA aliases the buffers)"
+        _add_undefined(result, base_cells, note)
     result.notes.append(
         "XLA's in-place dynamic-update-slice emitter (used when buffer assignment lets the "
         "output reuse the base's buffer, which HLO text does not show; else the loop emitter): "
@@ -280,10 +290,7 @@ def _input_slices_maps(result: ThreadMaps) -> None:
         if root.operands[0] not in inputs:
             inputs.append(root.operands[0])
             cells = parameter_cells(root.operands[0], body, n)
-            for k, reads in enumerate(result.operands):
-                read = _compose_cell(thread_map, cells[k], out_id)
-                if read.maps or read.undefined:
-                    reads.append(read)
+            _add_reads(result, thread_map, cells, out_id)
     result.notes.append(
         "XLA's input-slices emitter walks the slices' common input once; each thread writes "
         "its element to every slice that contains it"
@@ -306,14 +313,10 @@ def _scatter_maps(result: ThreadMaps) -> None:
     operand_cells = parameter_cells(p.scatter.operands[0], body, n)
     index_cells = parameter_cells(p.scatter.operands[1], body, n)
     update_cells = parameter_cells(p.scatter.operands[2], body, n)
-    for k, reads in enumerate(result.operands):
-        for thread_map, cells in ((indices_map, index_cells), (updates_map, update_cells)):
-            read = _compose_cell(thread_map, cells[k], 0)
-            if read.maps or read.undefined:
-                reads.append(read)
-        if any(not m.is_known_empty for m in operand_cells[k].maps):
-            note = "read where the indices say, at run time (XLA's analysis has no map either)"
-            reads.append(ThreadRead(0, [IndexingMap.undefined()], False, [note]))
+    _add_reads(result, indices_map, index_cells, 0)
+    _add_reads(result, updates_map, update_cells, 0)
+    note = "read where the indices say, at run time (XLA's analysis has no map either)"
+    _add_undefined(result, operand_cells, note)
     result.notes.append(
         f"XLA's scatter emitter ({p.variant}): {p.num_slices} slices of "
         f"{list(p.slice_shape)}, vector size {p.vector_size}; where each thread writes (output "
@@ -346,10 +349,7 @@ def _transpose_maps(result: ThreadMaps) -> None:
         )
     result.outputs.append(simplify_thread_map(writes_map))
     cells = parameter_cells(p.hero.operands[0], body_of(fusion), len(fusion.operands))
-    for k, reads in enumerate(result.operands):
-        read = _compose_cell(reads_map, cells[k], 0)
-        if read.maps or read.undefined:
-            reads.append(read)
+    _add_reads(result, reads_map, cells, 0)
     result.notes.append(note)
 
 
@@ -372,10 +372,7 @@ def _reduction_maps(result: ThreadMaps) -> None:
         for j, operand in enumerate(hero.operands):
             thread_map = input_map(p, hero, j) if j < arity else every_thread
             cells = parameter_cells(operand, body, n)
-            for k, reads in enumerate(result.operands):
-                read = _compose_cell(thread_map, cells[k], 0)
-                if read.maps or read.undefined:
-                    reads.append(read)
+            _add_reads(result, thread_map, cells, 0)
     result.notes.append(
         f"XLA's {p.detail} reduction emitter: threads {list(p.num_threads)} per block, "
         f"blocks {list(p.num_blocks)}, vector size {p.vector_size}, tile per thread "
