@@ -109,13 +109,15 @@ def threads(
 ) -> None:
     """Thread-id maps of a fusion: which element each GPU thread writes and reads.
 
-    The launch configuration is XLA:GPU's for the fusion's emitter on --device (override
-    it with --threads-per-block, --unroll, --vector). Maps go from
-    (th_x, th_y, th_z, bl_x, bl_y, bl_z)[chunk_id, unroll_id] to each output element and,
-    composed with the fusion's maps, to each operand element; --physical continues them
-    through the operands' layouts to linear addresses. Each simplified map is verified
-    against the map as XLA builds it ([proved], [exhaustive], [sampled]). Emitters hloidx
-    does not model (reduction, transpose, scatter, ...) say so.
+    The launch configuration is XLA:GPU's for the fusion's emitter on --device: loop,
+    concatenate, input slices, in-place dynamic-update-slice, the reduction emitters (row,
+    multi-row, column, small column), the shared-memory and packed transposes, and the
+    scatters (override it with --threads-per-block, --unroll, --vector for the emitters that
+    walk a shape). Maps go from (th_x, th_y, th_z, bl_x, bl_y, bl_z)[symbols] to each output
+    element and, composed with the fusion's maps, to each operand element; --physical
+    continues them through the operands' layouts to linear addresses. Each simplified map
+    is verified against the map as built ([proved], [exhaustive], [sampled]). What depends on
+    runtime values (where a scatter writes) is UNDEFINED, and the notes say why.
 
     \b
     Examples:
