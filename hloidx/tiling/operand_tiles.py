@@ -80,7 +80,8 @@ class OperandTile:
 
     def bytes_per_tile(self) -> int | None:
         """Bytes one output tile loads from this operand (full rectangles, as a masked load
-        reads them); None when symbolic or not described."""
+        reads them; one load per map when several maps read it); None when symbolic or not
+        described."""
         total = 0
         for t in self.map_tiles:
             if t.maps is None or t.maps.sizes is None:

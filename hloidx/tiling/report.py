@@ -158,13 +158,17 @@ def text_lines(doc: dict[str, Any]) -> list[str]:
             lines.append(head + verdict + ": " + o["why"])
             if o["rectangles"] is None:
                 lines.append("    no exact description (see why)")
-            for r in o["rectangles"] or []:
-                dims = ", ".join(str(d) for d in r.get("held_dims", []))
-                count = r.get("count", 1)
-                lines.append(
-                    f"    a loop of {count} rectangles over output dim(s) {dims} "
-                    "(s = position in the tile; delinearize_index):"
-                )
+            several = len(o["rectangles"] or []) > 1
+            for k, r in enumerate(o["rectangles"] or []):
+                through = f"through map {k}: " if several else ""
+                if r.get("held_dims"):
+                    dims = ", ".join(str(d) for d in r["held_dims"])
+                    lines.append(
+                        f"    {through}a loop of {r['count']} rectangles over output dim(s) "
+                        f"{dims} (s = position in the tile; delinearize_index):"
+                    )
+                else:
+                    lines.append(f"    {through}one strided rectangle per tile:")
                 lines.extend(_describe_lines(r, "      ", symbolic))
             if "bytes_per_tile" in o:
                 lines.append(f"    {o['bytes_per_tile']:,} bytes per tile")
