@@ -12,8 +12,10 @@ import paths
 import pytest
 
 import hloidx
+from hloidx.errors import HloidxError
 from hloidx.gpu.analysis import analyze_fusion
 from hloidx.gpu.devices import device_profile
+from hloidx.gpu.launch import Overrides
 from hloidx.gpu.reductions import input_map, output_map
 from hloidx.maps.domain import evaluate_results, feasible_points
 from hloidx.maps.expr import dim
@@ -47,28 +49,23 @@ def _points(m, limit: int = LIMIT):
     return columns, n, results
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c["bijection"]], ids=lambda c: c["name"])
-def test_thread_maps_are_bijections_and_blocks_own_their_outputs(case) -> None:
-    view = _view(case)
+def _check_reduction(view) -> None:
+    """XLA's bijection checks, and every input element read in the block that writes the
+    output element it is reduced into."""
     plan = view.launch.reduction
     (hero,) = plan.heroes
     in_shape = tuple(hero.operands[0].shape.dims)
     out_shape = tuple(hero.shape.leaves()[0].dims)
-    if prod(in_shape) > LIMIT:
-        pytest.skip(f"{prod(in_shape):,} input elements: too many to enumerate here")
-    reads = input_map(plan, hero, 0)
-    writes = output_map(plan, hero)
-    columns, n, targets = _points(reads)
+    columns, n, targets = _points(input_map(plan, hero, 0))
     # every input element read exactly once (XLA's --bijection_inputs)
     assert n == prod(in_shape)
     assert len({tuple(t) for t in targets.tolist()}) == n
     assert (targets >= 0).all()
     assert (targets < np.array(in_shape)).all()
     # every output element written exactly once (XLA's --bijection_outputs)
-    out_columns, m, written = _points(writes)
+    out_columns, m, written = _points(output_map(plan, hero))
     assert m == prod(out_shape)
     assert len({tuple(t) for t in written.tolist()}) == m
-    # the block that writes an output element reads every input element reduced into it
     writer_block = {
         tuple(o): (bx, by)
         for o, bx, by in zip(
@@ -86,17 +83,70 @@ def test_thread_maps_are_bijections_and_blocks_own_their_outputs(case) -> None:
         assert writer_block[tuple(t[k] for k in kept)] == (bx, by)
 
 
-def test_reduction_launch_refuses_overrides() -> None:
-    from click.testing import CliRunner
+def _small(case) -> bool:
+    instr = hloidx.parse_hlo(case["hlo"]).entry.root
+    return prod(instr.operands[0].shape.dims) <= LIMIT
 
-    from hloidx.cli.main import cli
 
-    path = paths.DATA / "gpu" / "view" / "coalescing.hlo"
-    out = CliRunner().invoke(
-        cli, ["threads", str(path), "--instruction", "reduced", "--unroll", "2"]
+@pytest.mark.parametrize("case", [c for c in CASES if c["bijection"]], ids=lambda c: c["name"])
+def test_thread_maps_are_bijections_and_blocks_own_their_outputs(case) -> None:
+    if not _small(case):
+        pytest.skip("too many input elements to enumerate here")
+    _check_reduction(_view(case))
+
+
+#: values set by hand: the emitters' formulas must stay consistent (or refuse the value)
+KNOB_SETTINGS = [
+    Overrides(vector=1),
+    Overrides(vector=2),
+    Overrides(vector=4),
+    Overrides(threads_per_block=64),
+    Overrides(threads_per_block=512),
+    Overrides(threads_per_block=128, vector=2),
+]
+
+
+@pytest.mark.parametrize("knobs", KNOB_SETTINGS, ids=repr)
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c["bijection"] and _small(c)], ids=lambda c: c["name"]
+)
+def test_reduction_overrides_keep_the_maps_consistent(case, knobs) -> None:
+    view = _with_knobs(case, knobs)
+    if view is None:
+        return  # refused, with its reason
+    if knobs.vector is not None:
+        assert view.launch.reduction.vector_size == knobs.vector
+    _check_reduction(view)
+
+
+def _with_knobs(case, knobs):
+    """The view under ``knobs``, or None when the emitter refuses them (a value its formulas
+    cannot take, said in words)."""
+    fusion = hloidx.parse_hlo(case["hlo"]).entry.root
+    refusal = ""
+    try:
+        view = analyze_fusion(fusion, A6000, knobs)
+    except HloidxError as error:
+        refusal = str(error)
+    if refusal:
+        assert "must" in refusal or "does not apply" in refusal or "not " in refusal
+        return None
+    assert view.launch.overridden
+    return view
+
+
+def test_tiled_emitters_refuse_what_they_do_not_have() -> None:
+    def fails(case_list, name, overrides) -> str:
+        case = next(c for c in case_list if c["name"] == name)
+        with pytest.raises(HloidxError) as error:
+            analyze_fusion(hloidx.parse_hlo(case["hlo"]).entry.root, A6000, overrides)
+        return str(error.value)
+
+    assert "does not unroll" in fails(CASES, "reduce_row/small_f64", Overrides(unroll=2))
+    assert "32x32" in fails(
+        CASES, "reduce_column/vectorize_x4_s16", Overrides(threads_per_block=64)
     )
-    assert out.exit_code != 0
-    assert "reduction emitter chooses its own" in str(out.exception)
+    assert "multiple of 32" in fails(CASES, "reduce_row/small_f64", Overrides(threads_per_block=48))
 
 
 def test_scatter_with_distributed_updates_takes_overrides() -> None:
@@ -150,33 +200,31 @@ TRANSPOSE_CASES = json.loads((paths.XLA_TESTS / "transpose_emitter_cases.json").
 ]
 
 
-@pytest.mark.parametrize("case", TRANSPOSE_CASES, ids=lambda c: c["name"])
-def test_transpose_emitter_on_xlas_tests(case) -> None:
+def _check_transpose(view, expect=None) -> None:
     from hloidx.gpu import transposes
 
-    view = _view(case)
-    expect = case["expect"]
     plan = view.launch.transpose
     packed = isinstance(plan, transposes.PackedPlan)
-    assert packed == expect["packed"]
     if packed:
-        shmem = transposes.SHMEM_BANKS * plan.vector_size
-        assert [shmem, shmem] == expect["shared_tile"]
+        reads, writes = transposes.packed_input_map(plan), transposes.packed_output_map(plan)
         # the maps' thread range is the kernel's (XLA's CHECK on th_x)
         assert view.launch.threads_per_block[0] == plan.threads
-        reads, writes = transposes.packed_input_map(plan), transposes.packed_output_map(plan)
     else:
-        # XLA pads the tile's last dim by one against bank conflicts
-        padded = [*plan.block_sizes[:-1], plan.block_sizes[-1] + 1]
-        if "shared_tile" in expect:
-            assert padded == expect["shared_tile"]
         reads, writes = transposes.input_map(plan), transposes.output_map(plan)
+    if expect is not None:
+        assert packed == expect["packed"]
+        if packed:
+            shmem = transposes.SHMEM_BANKS * plan.vector_size
+            assert [shmem, shmem] == expect["shared_tile"]
+        elif "shared_tile" in expect:
+            # XLA pads the tile's last dim by one against bank conflicts
+            assert [*plan.block_sizes[:-1], plan.block_sizes[-1] + 1] == expect["shared_tile"]
     hero = plan.hero
     in_shape = tuple(hero.operands[0].shape.dims)
-    columns, n, targets = _points(reads, 1_000_000)
+    columns, n, targets = _points(reads, 2_000_000)
     assert n == prod(in_shape)  # every input element read once
     assert len({tuple(t) for t in targets.tolist()}) == n
-    out_columns, m, written = _points(writes, 1_000_000)
+    out_columns, m, written = _points(writes, 2_000_000)
     assert m == prod(in_shape)  # every output element written once
     assert len({tuple(t) for t in written.tolist()}) == m
     # the block that reads input element e writes the output element e moves to
@@ -186,6 +234,19 @@ def test_transpose_emitter_on_xlas_tests(case) -> None:
     }
     for t, b in zip(targets.tolist(), columns[dim(3)].tolist(), strict=True):
         assert writer[tuple(t[p] for p in perm)] == b
+
+
+@pytest.mark.parametrize("case", TRANSPOSE_CASES, ids=lambda c: c["name"])
+def test_transpose_emitter_on_xlas_tests(case) -> None:
+    _check_transpose(_view(case), case["expect"])
+
+
+@pytest.mark.parametrize("knobs", KNOB_SETTINGS, ids=repr)
+@pytest.mark.parametrize("case", TRANSPOSE_CASES, ids=lambda c: c["name"])
+def test_transpose_overrides_keep_the_maps_consistent(case, knobs) -> None:
+    view = _with_knobs(case, knobs)
+    if view is not None:
+        _check_transpose(view)
 
 
 SCATTER_CASES = json.loads((paths.XLA_TESTS / "scatter_emitter_cases.json").read_text())["cases"]
@@ -201,6 +262,18 @@ def test_scatter_emitter_on_xlas_tests(case) -> None:
         assert plan.vector_size == expect["vector_size"]
     if "indices_vector_size" in expect:
         assert plan.indices_vector_size == expect["indices_vector_size"]
+    _check_scatter(view)
+
+
+@pytest.mark.parametrize("knobs", KNOB_SETTINGS, ids=repr)
+@pytest.mark.parametrize("case", SCATTER_CASES, ids=lambda c: c["name"])
+def test_scatter_overrides_keep_the_maps_consistent(case, knobs) -> None:
+    view = _with_knobs(case, knobs)
+    if view is not None:
+        _check_scatter(view)
+
+
+def _check_scatter(view) -> None:
     fusion = view.fusion
     updates = fusion.operands[2].shape
     indices = fusion.operands[1].shape
@@ -209,8 +282,7 @@ def test_scatter_emitter_on_xlas_tests(case) -> None:
     # every update element read exactly once (XLA's --bijection_inputs=scatter:2)
     assert n == prod(updates.dims)
     assert len({tuple(t) for t in targets.tolist()}) == n
-    # every index element read, and each thread reads the index rows of exactly the slices
-    # whose updates it reads
+    # every index element read
     (index_read,) = [m for r in view.threads.operands[1] for m in r.maps]
     index_columns, _, rows = _points(index_read, 1_000_000)
     assert {tuple(r) for r in rows.tolist()} == set(np.ndindex(*indices.dims))
@@ -222,7 +294,11 @@ def test_scatter_emitter_on_xlas_tests(case) -> None:
             out.setdefault(thread, set()).add(row)
         return out
 
-    assert slices_per_thread(update_columns, targets) == slices_per_thread(index_columns, rows)
+    # a thread reads the index row of every slice whose updates it reads (lanes left
+    # without update elements, past the end of a slice, still read the index)
+    index_rows = slices_per_thread(index_columns, rows)
+    for thread, slices in slices_per_thread(update_columns, targets).items():
+        assert slices <= index_rows.get(thread, set()), thread
     # the scattered-into operand and the output depend on index values: UNDEFINED
     assert all(r.undefined for r in view.threads.operands[0])
     assert view.threads.outputs == [None]

@@ -135,13 +135,18 @@ def _concatenate_shape(hero: Instruction) -> Shape:
     return max(hero.operands, key=lambda o: o.shape.num_elements()).shape
 
 
-def _refuse_overrides(overrides: Overrides, emitter: str) -> None:
-    if overrides != NO_OVERRIDES:
+def _knobs(overrides: Overrides, emitter: str, device: DeviceProfile) -> tuple[Any, list[str]]:
+    """The tiled emitters' overrides: ``--vector`` sets their vector size and
+    ``--threads-per-block`` their threads; they do not unroll."""
+    from .reductions import Knobs
+
+    if overrides.unroll is not None:
         raise HloidxError(
-            "--threads-per-block, --unroll and --vector apply to emitters that walk a shape "
-            "(loop, concatenate, input slices, dynamic-update-slice, scatter with distributed "
-            f"updates); {emitter} chooses its own tiling"
+            f"{emitter} does not unroll: --vector sets its vector size and "
+            "--threads-per-block its threads"
         )
+    _, set_by_hand = apply_overrides(1, overrides, device)  # checks the ranges
+    return Knobs(overrides.vector, overrides.threads_per_block), set_by_hand
 
 
 def _scatter_launch(
@@ -156,9 +161,13 @@ def _scatter_launch(
         return None
     updates = chosen.scatter.operands[2].shape
     set_by_hand: list[str] = []
-    if overrides != NO_OVERRIDES:
-        if chosen.variant != "distributed updates":
-            _refuse_overrides(overrides, "the scatter emitter with distributed indices")
+    if overrides != NO_OVERRIDES and chosen.variant != "distributed updates":
+        knobs, set_by_hand = _knobs(
+            overrides, "the scatter emitter with distributed indices", device
+        )
+        chosen, _ = plan(fusion, choice, device, knobs)
+        assert chosen is not None
+    elif overrides != NO_OVERRIDES:
         vector, set_by_hand = apply_overrides(chosen.vector_size, overrides, device)
         threads, blocks = launch_dimensions(
             updates.num_elements(), vector, device, overrides.threads_per_block
@@ -181,23 +190,21 @@ def _scatter_launch(
 def _transpose_launch(
     fusion: Instruction, choice: EmitterChoice, device: DeviceProfile, overrides: Overrides
 ) -> LaunchConfig | None:
-    from .transposes import THREADS_PER_BLOCK, PackedPlan, plan
+    from .transposes import PackedPlan, plan
 
-    _refuse_overrides(overrides, "the transpose emitter")
-    chosen, _ = plan(fusion, choice, device)
+    knobs, set_by_hand = _knobs(overrides, "the transpose emitter", device)
+    chosen, _ = plan(fusion, choice, device, knobs)
     if chosen is None:
         return None
-    if isinstance(chosen, PackedPlan):
-        threads, shape = chosen.threads, chosen.spec.input_shape
-    else:
-        threads, shape = THREADS_PER_BLOCK, chosen.input_shape
+    shape = chosen.spec.input_shape if isinstance(chosen, PackedPlan) else chosen.input_shape
     return LaunchConfig(
-        (threads, 1, 1),
+        (chosen.threads, 1, 1),
         (chosen.blocks, 1, 1),
         1,
         chosen.vector_size,
         shape,
         tuple(reversed(range(len(shape)))),
+        tuple(set_by_hand),
         transpose=chosen,
     )
 
@@ -207,8 +214,8 @@ def _reduction_launch(
 ) -> LaunchConfig | None:
     from .reductions import plan
 
-    _refuse_overrides(overrides, "a reduction emitter")
-    chosen, _ = plan(fusion, choice, device)
+    knobs, set_by_hand = _knobs(overrides, "a reduction emitter", device)
+    chosen, _ = plan(fusion, choice, device, knobs)
     if chosen is None:
         return None
     return LaunchConfig(
@@ -218,6 +225,7 @@ def _reduction_launch(
         chosen.vector_size,
         chosen.input_shape,
         tuple(reversed(range(len(chosen.input_shape)))),
+        tuple(set_by_hand),
         reduction=chosen,
     )
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import TYPE_CHECKING
 
+from ..errors import HloidxError
 from ..hlo.element_types import element_bits
 from ..hlo.fusion import body_of, computation_outputs, parameters_reached
 from ..hlo.ir import Layout, Shape
@@ -109,6 +110,22 @@ def vector_size(
     return 4 if minor % 4 == 0 else 2
 
 
+@dataclass(frozen=True)
+class Knobs:
+    """Values set by hand (``--vector``, ``--threads-per-block``) in place of the emitter's
+    own choice; the emitter's formulas take them where XLA's code has that parameter."""
+
+    vector: int | None = None
+    threads: int | None = None
+
+
+NO_KNOBS = Knobs()
+
+
+def _bad(message: str) -> HloidxError:
+    return HloidxError(message)
+
+
 def split_grid_x(blocks: int, device: DeviceProfile) -> tuple[int, int]:
     if blocks <= device.block_dim_limit_x:
         return blocks, 1
@@ -116,13 +133,22 @@ def split_grid_x(blocks: int, device: DeviceProfile) -> tuple[int, int]:
     return _ceil(blocks, y), y
 
 
-def _row_plan(fusion, heroes, dims, device) -> ReductionPlan:
+def _row_plan(fusion, heroes, dims, device, knobs: Knobs = NO_KNOBS) -> ReductionPlan:
     a, b, c = dims.dimensions
+    target = knobs.threads or THREADS_PER_BLOCK_TARGET
     reduced = min(MIN_THREADS_X_ROW_REDUCTION, _round_up(_ceil(c, ROW_ELEMENTS_PER_THREAD), WARP))
+    if knobs.threads is not None:
+        if knobs.threads % WARP:
+            raise _bad(
+                "a row reduction shuffles whole warps: --threads-per-block must be a multiple of 32"
+            )
+        reduced = min(reduced, knobs.threads)
     kept = 1
-    if reduced * 2 <= THREADS_PER_BLOCK_TARGET:
-        kept = b if b * reduced <= THREADS_PER_BLOCK_TARGET else THREADS_PER_BLOCK_TARGET // reduced
-    v = vector_size(fusion, heroes, c, reduced)
+    if reduced * 2 <= target:
+        kept = b if b * reduced <= target else target // reduced
+    v = knobs.vector or vector_size(fusion, heroes, c, reduced)
+    if c % v or v > ROW_ELEMENTS_PER_THREAD:
+        raise _bad(f"--vector {v} must divide the reduced row of {c} and be at most 32")
     input_shape = (a, b, c // v, v)
     minor_tile = min(ROW_ELEMENTS_PER_THREAD // v, _ceil(input_shape[2], reduced))
     per_block = (kept, minor_tile * reduced)
@@ -141,18 +167,31 @@ def _row_plan(fusion, heroes, dims, device) -> ReductionPlan:
     )
 
 
-def _multi_row_threads(dims: ReductionDimensions, v: int) -> tuple[int, int]:
+def _multi_row_threads(
+    dims: ReductionDimensions, v: int, target: int = THREADS_PER_BLOCK_TARGET
+) -> tuple[int, int]:
     b, c = dims.dimensions[1], dims.dimensions[2]
     reduced = c // v
-    kept = b if b * reduced <= THREADS_PER_BLOCK_TARGET else THREADS_PER_BLOCK_TARGET // reduced
+    kept = b if b * reduced <= target else max(1, target // reduced)
     return kept, reduced
 
 
-def _multi_row_plan(fusion, heroes, dims, device) -> ReductionPlan | None:
+def _multi_row_plan(fusion, heroes, dims, device, knobs: Knobs = NO_KNOBS) -> ReductionPlan | None:
     """``MultiRowReductionFusion::TryCreate``: None when XLA would not use it."""
     a, b, c = dims.dimensions
     if c & (c - 1):
         return None
+    target = knobs.threads or THREADS_PER_BLOCK_TARGET
+    if knobs.vector is not None:
+        v = knobs.vector
+        if c % v or c > WARP * v:
+            return None  # not a multi-row reduction with this vector size: the row emitter
+        threads = _multi_row_threads(dims, v, target)
+        blocks = (_ceil(b, threads[0]),)
+        return ReductionPlan(
+            "multi-row", dims, threads, blocks, split_grid_x(prod(blocks), device), v,
+            (a, b, c), (a, v), heroes=heroes,
+        )  # fmt: skip
     smallest_in, smallest_out = _io_bits(fusion)
     smallest = min(smallest_in if smallest_in is not None else smallest_out, smallest_out)
     largest = max(smallest_in if smallest_in is not None else smallest_out, smallest_out)
@@ -161,11 +200,11 @@ def _multi_row_plan(fusion, heroes, dims, device) -> ReductionPlan | None:
         v = min(128 // largest, v)
     if c > WARP * v:
         return None
-    while v > 1 and _ceil(b, _multi_row_threads(dims, v)[0]) < device.sm_count:
+    while v > 1 and _ceil(b, _multi_row_threads(dims, v, target)[0]) < device.sm_count:
         v //= 2
     if c > WARP * v:
         return None
-    threads = _multi_row_threads(dims, v)
+    threads = _multi_row_threads(dims, v, target)
     blocks = (_ceil(b, threads[0]),)
     return ReductionPlan(
         "multi-row",
@@ -180,9 +219,14 @@ def _multi_row_plan(fusion, heroes, dims, device) -> ReductionPlan | None:
     )
 
 
-def _column_plan(fusion, heroes, dims, device) -> ReductionPlan:
+def _column_plan(fusion, heroes, dims, device, knobs: Knobs = NO_KNOBS) -> ReductionPlan:
     a, b, c = dims.dimensions
-    v = vector_size(fusion, heroes, c, TILE)
+    if knobs.threads is not None:
+        raise _bad(
+            "a column reduction's 32x32 threads are its shared-memory tile (32 warps of 32): "
+            "--threads-per-block does not apply"
+        )
+    v = knobs.vector or vector_size(fusion, heroes, c, TILE)
     blocks = (a, _ceil(c, TILE * v))
     return ReductionPlan(
         "column",
@@ -197,12 +241,17 @@ def _column_plan(fusion, heroes, dims, device) -> ReductionPlan:
     )
 
 
-def _small_column_plan(fusion, heroes, dims, device) -> ReductionPlan:
+def _small_column_plan(fusion, heroes, dims, device, knobs: Knobs = NO_KNOBS) -> ReductionPlan:
     a, b, c = dims.dimensions
-    v = vector_size(fusion, heroes, b * c, TILE)
-    threads = 128
+    v = knobs.vector or vector_size(fusion, heroes, b * c, TILE)
+    threads = knobs.threads or 128
+    if (v * threads) % c:
+        raise _bad(
+            f"a small column reduction needs threads x vector ({threads} x {v}) to be a "
+            f"multiple of its {c} columns"
+        )
     shared_rows = v * threads // c
-    while shared_rows > TILE and v > 1:
+    while shared_rows > TILE and v > 1 and knobs.vector is None:
         v //= 2
         shared_rows //= 2
     if shared_rows > TILE:
@@ -255,9 +304,10 @@ def _share_an_input(heroes: list[Instruction]) -> bool:
 
 
 def plan(
-    fusion: Instruction, choice: EmitterChoice, device: DeviceProfile
+    fusion: Instruction, choice: EmitterChoice, device: DeviceProfile, knobs: Knobs = NO_KNOBS
 ) -> tuple[ReductionPlan | None, str]:
-    """The emitter parameters XLA chooses (``CreateReductionFusion``), or None and why not."""
+    """The emitter parameters XLA chooses (``CreateReductionFusion``), or None and why not.
+    ``knobs`` replace the vector size and the threads-per-block target."""
     heroes, why = _heroes(fusion)
     if not heroes:
         return None, why
@@ -265,11 +315,11 @@ def plan(
     if dims is None:
         return None, "the reduction is neither a row nor a column reduction"
     if dims.is_row_reduction:
-        multi = _multi_row_plan(fusion, heroes, dims, device)
-        return (multi or _row_plan(fusion, heroes, dims, device)), ""
+        multi = _multi_row_plan(fusion, heroes, dims, device, knobs)
+        return (multi or _row_plan(fusion, heroes, dims, device, knobs)), ""
     if WARP % dims.dimensions[2] == 0:
-        return _small_column_plan(fusion, heroes, dims, device), ""
-    return _column_plan(fusion, heroes, dims, device), ""
+        return _small_column_plan(fusion, heroes, dims, device, knobs), ""
+    return _column_plan(fusion, heroes, dims, device, knobs), ""
 
 
 # ---------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from math import gcd, prod
 from typing import TYPE_CHECKING
 
+from ..errors import HloidxError
 from ..hlo.attributes import scatter_dimension_numbers
 from ..hlo.element_types import element_bits
 from ..hlo.fusion import body_of, computation_outputs
@@ -24,7 +25,7 @@ from ..maps.expr import Expr, add, dim, floordiv, mod, mul, range_var
 from ..maps.indexing_map import IndexingMap, Variable
 from ..maps.interval import Interval
 from .emitters import EmitterChoice, find_hero
-from .reductions import _delinearize
+from .reductions import NO_KNOBS, Knobs, _delinearize
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction
@@ -89,8 +90,10 @@ def single_slice_vector_size(elements: int, max_elements: int) -> int:
 
 
 def plan(
-    fusion: Instruction, choice: EmitterChoice, device: DeviceProfile
+    fusion: Instruction, choice: EmitterChoice, device: DeviceProfile, knobs: Knobs = NO_KNOBS
 ) -> tuple[ScatterPlan | None, str]:
+    """XLA's scatter emitter and its parameters, or None and why not. ``knobs`` (distributed
+    indices) replace the vector size and the threads per block (whole warps)."""
     from .launch import launch_dimensions, loop_unroll_factor
 
     roots = computation_outputs(body_of(fusion))
@@ -105,7 +108,7 @@ def plan(
     slice_shape = tuple(updates.dims[1:])
     elements = prod(slice_shape)
     bits = element_bits(scatter.operands[0].shape.element_type)
-    v = single_slice_vector_size(elements, MAX_VECTORIZED_BITS // bits)
+    v = knobs.vector or single_slice_vector_size(elements, MAX_VECTORIZED_BITS // bits)
     max_active_warps = WARPS_PER_BLOCK * device.sm_count
     sorted_indices = _flag(scatter, "indices_are_sorted")
     unique = _flag(scatter, "unique_indices")
@@ -119,10 +122,18 @@ def plan(
         if ivl == 1 and per_warp > max_indices:
             per_warp = _ceil(per_warp, max_indices) * max_indices
             ivs = max_indices
-        blocks = _ceil(num_slices, per_warp * WARPS_PER_BLOCK)
+        warps = WARPS_PER_BLOCK
+        if knobs.threads is not None:
+            if knobs.threads % WARP:
+                raise HloidxError(
+                    "the scatter emitter with distributed indices runs whole warps: "
+                    "--threads-per-block must be a multiple of 32"
+                )
+            warps = knobs.threads // WARP
+        blocks = _ceil(num_slices, per_warp * warps)
         return ScatterPlan(
             scatter, "distributed indices", num_slices, ivl, slice_shape, v,
-            WARPS_PER_BLOCK * WARP, (blocks, 1), per_warp, ivs,
+            warps * WARP, (blocks, 1), per_warp, ivs,
         ), ""  # fmt: skip
     v = gcd(elements, loop_unroll_factor(fusion, updates, device))
     threads, blocks = launch_dimensions(updates.num_elements(), v, device)
@@ -143,7 +154,7 @@ def _grid(p: ScatterPlan, symbols: list[tuple[int, str]], results: list[Expr]) -
 def _distributed_indices(p: ScatterPlan) -> tuple[IndexingMap, IndexingMap]:
     warp = floordiv(dim(0), WARP)
     lane = mod(dim(0), WARP)
-    global_warp = add(mul(dim(3), WARPS_PER_BLOCK), warp)
+    global_warp = add(mul(dim(3), p.threads_per_block // WARP), warp)
     slice_id = floordiv(global_warp, p.warps_per_slice)
     warp_in_slice = mod(global_warp, p.warps_per_slice)
     elements = prod(p.slice_shape)

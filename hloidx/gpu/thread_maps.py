@@ -344,7 +344,7 @@ def _transpose_maps(result: ThreadMaps) -> None:
         note = (
             f"XLA's shared-memory transpose emitter: normalised {list(p.input_shape)} -> "
             f"{list(p.dims)} (permutation {list(p.permutation)}), tiles of "
-            f"{list(p.block_sizes)}, {p.blocks} blocks of 256 threads, vector size "
+            f"{list(p.block_sizes)}, {p.blocks} blocks of {p.threads} threads, vector size "
             f"{p.vector_size}"
         )
     result.outputs.append(simplify_thread_map(writes_map))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import TYPE_CHECKING
 
+from ..errors import HloidxError
 from ..hlo.element_types import element_bits, element_bytes
 from ..hlo.fusion import body_of, computation_outputs
 from ..hlo.ir import Shape
@@ -26,7 +27,7 @@ from ..maps.expr import Const, Expr, add, dim, floordiv, mod, mul, range_var
 from ..maps.indexing_map import IndexingMap, Variable, compose
 from ..maps.interval import Interval
 from .emitters import EmitterChoice, find_hero
-from .reductions import _delinearize
+from .reductions import NO_KNOBS, Knobs, _delinearize
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction
@@ -89,6 +90,12 @@ class TransposePlan:
     block_sizes: tuple[int, ...]
     output_block_sizes: tuple[int, ...]
     block_counts: tuple[int, ...]
+    #: rows of 32 threads per block (XLA's kNumRows)
+    rows: int = ROWS
+
+    @property
+    def threads(self) -> int:
+        return self.rows * TILE
 
     @property
     def minor_unchanged(self) -> bool:
@@ -212,8 +219,14 @@ class PackedPlan:
 
 
 def plan(
-    fusion: Instruction, choice: EmitterChoice, device: DeviceProfile
+    fusion: Instruction, choice: EmitterChoice, device: DeviceProfile, knobs: Knobs = NO_KNOBS
 ) -> tuple[TransposePlan | PackedPlan | None, str]:
+    """XLA's choice of transpose emitter and its parameters, or None and why not. ``knobs``
+    replace the vector size and the threads per block (rows of 32 threads, or warps)."""
+    if knobs.threads is not None and (knobs.threads % TILE or knobs.threads < TILE):
+        raise HloidxError(
+            "a transpose emitter runs whole warps: --threads-per-block must be a multiple of 32"
+        )
     roots = computation_outputs(body_of(fusion))
     if len(roots) != 1:
         return None, "transpose fusions with several outputs are not modelled"
@@ -233,13 +246,21 @@ def plan(
     spec = transpose_spec(dims, perm)
     tile = packed_tile_sizes(spec, bits)
     if tile is not None:
-        return PackedPlan(hero, spec, tile, BANK_BITS // bits), ""
+        if knobs.vector is not None and knobs.vector != BANK_BITS // bits:
+            raise HloidxError(
+                f"the packed transpose's vectors fill a 32-bit shared-memory bank: "
+                f"{BANK_BITS // bits} elements of {bits} bits, not {knobs.vector}"
+            )
+        warps = knobs.threads // TILE if knobs.threads is not None else 4
+        return PackedPlan(hero, spec, tile, BANK_BITS // bits, warps), ""
     input_shape = tuple(permute(dims, inverse(perm)))
     size = element_bytes(hero.shape.element_type)
     minor_unchanged = perm[-1] == len(perm) - 1
     if minor_unchanged:
         size *= input_shape[-1]
     shmem_usage = TILE * (TILE + 1) * size
+
+    rows = knobs.threads // TILE if knobs.threads is not None else ROWS
 
     def blocks_for(v: int) -> TransposePlan:
         sizes = [1] * len(input_shape)
@@ -253,18 +274,36 @@ def plan(
             sizes[-1] = block
             sizes[perm[-1]] = block
         counts = tuple(_ceil(n, b) for n, b in zip(input_shape, sizes, strict=True))
+        if block % rows:
+            raise HloidxError(
+                f"{rows} rows of threads do not divide the transpose tile of {block}: "
+                "--threads-per-block must be 32 times a divisor of it"
+            )
         return TransposePlan(
             hero, dims, perm, input_shape, v, block, tuple(sizes),
-            tuple(permute(sizes, perm)), counts,
+            tuple(permute(sizes, perm)), counts, rows,
         )  # fmt: skip
 
     if minor_unchanged:
+        if knobs.vector is not None and knobs.vector != input_shape[-1]:
+            raise HloidxError(
+                "this transpose keeps its minor dimension: each thread moves all "
+                f"{input_shape[-1]} elements of it, so --vector must be {input_shape[-1]}"
+            )
         return blocks_for(input_shape[-1]), ""
+    if knobs.vector is not None:
+        v = knobs.vector
+        if input_shape[-1] % v or input_shape[perm[-1]] % v:
+            raise HloidxError(
+                f"--vector {v} must divide both transposed dimensions "
+                f"({input_shape[-1]} and {input_shape[perm[-1]]})"
+            )
+        return blocks_for(v), ""
     chosen = blocks_for(1)
     v = MAX_VECTORIZED_BYTES // size
     while v > 1:
         per_thread = v * v
-        enough_work = chosen.blocks * THREADS_PER_BLOCK >= (
+        enough_work = chosen.blocks * chosen.threads >= (
             per_thread * device.sm_count * device.threads_per_sm
         )
         enough_shmem = shmem_usage * per_thread <= device.shared_memory_per_block
@@ -276,11 +315,11 @@ def plan(
 
 
 def _grid(p: TransposePlan, results: list[Expr]) -> IndexingMap:
-    sizes = (THREADS_PER_BLOCK, 1, 1, p.blocks, 1, 1)
+    sizes = (p.threads, 1, 1, p.blocks, 1, 1)
     names = ("th_x", "th_y", "th_z", "bl_x", "bl_y", "bl_z")
     dims = tuple(Variable(Interval(0, s - 1), n) for s, n in zip(sizes, names, strict=True))
     syms = (
-        Variable(Interval(0, p.block_size // ROWS - 1)),
+        Variable(Interval(0, p.block_size // p.rows - 1)),
         Variable(Interval(0, p.vector_size - 1)),
     )
     return IndexingMap(tuple(results), dims, syms)
@@ -288,7 +327,7 @@ def _grid(p: TransposePlan, results: list[Expr]) -> IndexingMap:
 
 def _indexing(p: TransposePlan, read: bool) -> IndexingMap:
     """XLA's ``GetIndexing``: thread ids -> normalised input (``read``) or output element."""
-    stride = p.block_size * ROWS * (p.vector_size if p.minor_unchanged else 1)
+    stride = p.block_size * p.rows * (p.vector_size if p.minor_unchanged else 1)
     linear = add(mul(range_var(0), stride), mul(dim(0), p.vector_size), range_var(1))
     sizes = p.block_sizes if read else p.output_block_sizes
     offsets = _delinearize(linear, sizes)
