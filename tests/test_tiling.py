@@ -595,3 +595,17 @@ def test_xla_map_cases_hold_against_the_maps_relation(case) -> None:
         if compared >= 30:
             break
     assert compared > 0
+
+
+def test_a_narrowed_dim_under_a_floordiv_is_not_taken_for_a_clip() -> None:
+    """``(d0) -> (d0 floordiv 2)`` with ``d0 in [3, 5]``: position 2 reads nothing, though
+    its result (1) lies between those of 3 and 5; a clip on the result would say it reads 1."""
+    m = hloidx.parse_map("(d0) -> (d0 floordiv 2), domain: d0 in [3, 5]")
+    (o,) = tile_map(m, (1,)).operands
+    for index in range(6):
+        needed = _map_tile_points(m, (1,), (index,), (6,))
+        described = set()
+        for t in o.map_tiles:
+            _SIZES[id(t)] = (1,)
+            described |= _rectangle_points(t, (index,), [], (10**9,))
+        assert needed == {p for p in described if p[0] >= 0}, index

@@ -289,17 +289,16 @@ def _clips(
             when.append((d, var.bounds))
             continue
         users = [j for j, r in enumerate(m.results) if d in variables(r)]
-        if len(users) == 1:
+        if len(users) == 1 and variables(m.results[users[0]]) == {d}:
+            # only an affine result (a * d + c, a != 0) maps the narrowed positions onto an
+            # interval of results and nothing else onto it: then the narrowing is a clip
             r = m.results[users[0]]
-            if variables(r) == {d}:
-                lo = replace_vars(r, {d: const(var.bounds.lower)})
-                hi = replace_vars(r, {d: const(var.bounds.upper)})
-                step = replace_vars(r, {d: const(var.bounds.lower + 1)})
-                if lo.is_const() and hi.is_const() and step.is_const():
-                    a, b = lo.value, hi.value  # type: ignore[attr-defined]
-                    if abs(step.value - a) >= 1:  # type: ignore[attr-defined]
-                        clip(users[0], Interval(min(a, b), max(a, b)))
-                        continue
+            step = replace_vars(r, {d: d + 1}) - r
+            if step.is_const() and not step.is_const(0):
+                a = replace_vars(r, {d: const(var.bounds.lower)}).value  # type: ignore[attr-defined]
+                b = replace_vars(r, {d: const(var.bounds.upper)}).value  # type: ignore[attr-defined]
+                clip(users[0], Interval(min(a, b), max(a, b)))
+                continue
         raise NoTile(f"the domain of d{i} is narrowed to {var.bounds} inside the operand")
     for expr, interval in m.constraints:
         if not (variables(expr) & tiled):
