@@ -124,11 +124,10 @@ def tile(module: HloModule, instruction: str, sizes: Any = "symbolic") -> Any:
     from .errors import HloidxError
     from .tiling.operand_tiles import tile_instruction
 
-    name = instruction.lstrip("%")
-    found = [i for c in module.computations.values() for i in c.instructions if i.name == name]
-    if not found:
-        raise HloidxError(f"no instruction named {name!r}")
-    return tile_instruction(found[0], None if sizes == "symbolic" else tuple(sizes))
+    found = module.instruction(instruction)
+    if found is None:
+        raise HloidxError(f"no instruction named {instruction.lstrip('%')!r}")
+    return tile_instruction(found, None if sizes == "symbolic" else tuple(sizes))
 
 
 def analyze(module: HloModule, **options: Any) -> Any:

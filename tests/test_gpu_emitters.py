@@ -119,6 +119,16 @@ def test_reduction_overrides_keep_the_maps_consistent(case, knobs) -> None:
     _check_reduction(view)
 
 
+#: the reasons an emitter gives for a value its formulas cannot take
+REFUSAL_REASONS = (
+    "--threads-per-block must",
+    "--threads-per-block does not apply",
+    "--vector",
+    "vectors fill a 32-bit shared-memory bank",
+    "to be a multiple of its",
+)
+
+
 def _with_knobs(case, knobs):
     """The view under ``knobs``, or None when the emitter refuses them (a value its formulas
     cannot take, said in words)."""
@@ -129,10 +139,36 @@ def _with_knobs(case, knobs):
     except HloidxError as error:
         refusal = str(error)
     if refusal:
-        assert "must" in refusal or "does not apply" in refusal or "not " in refusal
+        assert any(reason in refusal for reason in REFUSAL_REASONS), refusal
         return None
     assert view.launch.overridden
     return view
+
+
+def test_settings_are_refused_only_where_the_emitter_lacks_them() -> None:
+    """Which settings each emitter takes, from the shapes alone: a row of 127 takes no vector
+    but 1; a packed transpose's vectors fill 32 bits (4 of s8, 2 of f16); a column
+    reduction's threads are fixed by its 32x32 tile; the scatter emitter takes them all."""
+    cases = {c["name"]: c for c in CASES + TRANSPOSE_CASES + SCATTER_CASES}
+
+    def accepted(name: str) -> list[bool]:
+        fusion = hloidx.parse_hlo(cases[name]["hlo"]).entry.root
+        taken = []
+        for knobs in KNOB_SETTINGS:
+            try:
+                analyze_fusion(fusion, A6000, knobs)
+                taken.append(True)
+            except HloidxError:
+                taken.append(False)
+        return taken
+
+    # KNOB_SETTINGS: vector 1, 2, 4; threads 64, 512; threads 128 with vector 2
+    assert accepted("reduce_row/layout") == [True, False, False, True, True, False]
+    assert accepted("reduce_column/odd_sizes") == [True, True, True, False, False, False]
+    assert accepted("transpose/packed_transpose_s8") == [False, False, True, True, True, False]
+    assert accepted("transpose/packed_transpose_f16") == [False, True, False, True, True, True]
+    for name in ("reduce_row/small_f64", "transpose/transpose_021", "scatter/sorted_indices"):
+        assert all(accepted(name)), name
 
 
 def test_tiled_emitters_refuse_what_they_do_not_have() -> None:

@@ -130,21 +130,12 @@ def threads(
 
     module, where = _load(file, language)
     profile, overrides = _setup(device, threads_per_block, unroll, vector)
-    name = instruction.lstrip("%")
-    fusion = next(
-        (i for c in module.computations.values() for i in c.instructions if i.name == name), None
-    )
+    fusion = module.instruction(instruction)
     if fusion is None or fusion.opcode != "fusion":
-        fusions = [
-            i.name
-            for c in module.computations.values()
-            for i in c.instructions
-            if i.opcode == "fusion"
-        ]
+        fusions = [i.name for i in module.instructions() if i.opcode == "fusion"]
         what = "no instruction" if fusion is None else "not a fusion:"
-        raise click.UsageError(
-            f"{what} {name!r} in {where}; fusions: {', '.join(fusions[:12]) or 'none'}"
-        )
+        listed = ", ".join(fusions[:12]) or "none"
+        raise click.UsageError(f"{what} {instruction.lstrip('%')!r} in {where}; fusions: {listed}")
     view = analyze_fusion(fusion, profile, overrides)
     doc = threads_document(module.name, view, profile, physical=physical, verify=not no_verify)
     if fmt == "json":

@@ -137,7 +137,7 @@ def show(
     chosen = [x for x in (output_element, tile_sizes, warp) if x is not None]
     if len(chosen) > 1:
         raise click.UsageError("give one of --output-element, --tile and --warp")
-    region, points, marked = None, None, "the chosen output element"
+    region, marked = None, "the chosen output element"
     if tile_sizes is not None:
         region, marked = _tile_region(ins.instruction, tile_sizes, tile_index)
     elif tile_index is not None:
@@ -152,7 +152,6 @@ def show(
             dims=_pair(_ints(dims, "--dims")),
             output_element=_ints(output_element, "--output-element"),
             output_region=region,
-            output_points=points,
             operand_points=operand_points,
             max_cols=max(8, min(64, (width - 10) // 2)),
         )

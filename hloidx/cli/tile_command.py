@@ -27,14 +27,14 @@ def _parse_tile(text: str) -> tuple[int, ...] | str:
 
 
 def _find(module: Any, name: str) -> Any:
-    name = name.lstrip("%")
-    for comp in module.computations.values():
-        for instr in comp.instructions:
-            if instr.name == name:
-                return instr
+    instr = module.instruction(name)
+    if instr is not None:
+        return instr
     entry = module.entry
     names = ", ".join(i.name for i in entry.instructions if i.opcode != "parameter")[:300]
-    raise click.UsageError(f"no instruction named {name!r}; the entry computation has: {names}")
+    raise click.UsageError(
+        f"no instruction named {name.lstrip('%')!r}; the entry computation has: {names}"
+    )
 
 
 def _auto_lines(doc: dict[str, Any]) -> list[str]:

@@ -19,6 +19,7 @@ from ..hlo.element_types import element_bits
 from ..hlo.fusion import body_of
 from ..hlo.rules.shape_ops import minor_to_major
 from .emitters import EmitterChoice
+from .grid import ceil_div, split_blocks
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction, Shape
@@ -122,11 +123,9 @@ def launch_dimensions(
     """XLA's ``CalculateLaunchDimensions`` (CUDA): (threads per block, blocks)."""
     if num_elements <= 1:
         return (1, 1, 1), (1, 1, 1)
-    n = -(-num_elements // unroll)
+    n = ceil_div(num_elements, unroll)
     per_block = threads_per_block or min(device.warp_size * WARP_SCHEDULERS, n)
-    total_blocks = -(-n // per_block)
-    blocks_y = -(-total_blocks // device.block_dim_limit_x)
-    blocks_x = -(-total_blocks // blocks_y)
+    blocks_x, blocks_y = split_blocks(ceil_div(n, per_block), device.block_dim_limit_x)
     return (per_block, 1, 1), (blocks_x, blocks_y, 1)
 
 
@@ -135,18 +134,15 @@ def _concatenate_shape(hero: Instruction) -> Shape:
     return max(hero.operands, key=lambda o: o.shape.num_elements()).shape
 
 
-def _knobs(overrides: Overrides, emitter: str, device: DeviceProfile) -> tuple[Any, list[str]]:
-    """The tiled emitters' overrides: ``--vector`` sets their vector size and
-    ``--threads-per-block`` their threads; they do not unroll."""
-    from .reductions import Knobs
-
+def _tiled_overrides(overrides: Overrides, emitter: str, device: DeviceProfile) -> list[str]:
+    """What a tiled emitter takes by hand (``--vector`` its vector size,
+    ``--threads-per-block`` its threads: the plans read them); they do not unroll."""
     if overrides.unroll is not None:
         raise HloidxError(
             f"{emitter} does not unroll: --vector sets its vector size and "
             "--threads-per-block its threads"
         )
-    _, set_by_hand = apply_overrides(1, overrides, device)  # checks the ranges
-    return Knobs(overrides.vector, overrides.threads_per_block), set_by_hand
+    return apply_overrides(1, overrides, device)[1]  # checks the ranges
 
 
 def _scatter_launch(
@@ -162,10 +158,10 @@ def _scatter_launch(
     updates = chosen.scatter.operands[2].shape
     set_by_hand: list[str] = []
     if overrides != NO_OVERRIDES and chosen.variant != "distributed updates":
-        knobs, set_by_hand = _knobs(
+        set_by_hand = _tiled_overrides(
             overrides, "the scatter emitter with distributed indices", device
         )
-        chosen, _ = plan(fusion, choice, device, knobs)
+        chosen, _ = plan(fusion, choice, device, overrides)
         assert chosen is not None
     elif overrides != NO_OVERRIDES:
         vector, set_by_hand = apply_overrides(chosen.vector_size, overrides, device)
@@ -192,8 +188,8 @@ def _transpose_launch(
 ) -> LaunchConfig | None:
     from .transposes import PackedPlan, plan
 
-    knobs, set_by_hand = _knobs(overrides, "the transpose emitter", device)
-    chosen, _ = plan(fusion, choice, device, knobs)
+    set_by_hand = _tiled_overrides(overrides, "the transpose emitter", device)
+    chosen, _ = plan(fusion, choice, device, overrides)
     if chosen is None:
         return None
     shape = chosen.spec.input_shape if isinstance(chosen, PackedPlan) else chosen.input_shape
@@ -214,8 +210,8 @@ def _reduction_launch(
 ) -> LaunchConfig | None:
     from .reductions import plan
 
-    knobs, set_by_hand = _knobs(overrides, "a reduction emitter", device)
-    chosen, _ = plan(fusion, choice, device, knobs)
+    set_by_hand = _tiled_overrides(overrides, "a reduction emitter", device)
+    chosen, _ = plan(fusion, choice, device, overrides)
     if chosen is None:
         return None
     return LaunchConfig(

@@ -27,9 +27,11 @@ from ..hlo.fusion import body_of, computation_outputs, parameters_reached
 from ..hlo.ir import Layout, Shape
 from ..hlo.rules.shape_ops import bitcast_map, minor_to_major
 from ..maps.expr import Const, Expr, add, dim, floordiv, mod, mul, range_var
-from ..maps.indexing_map import IndexingMap, Variable, compose
+from ..maps.indexing_map import IndexingMap, compose
 from ..maps.interval import Interval
 from .emitters import EmitterChoice, ReductionDimensions, find_hero, reduction_dimensions
+from .grid import ceil_div, delinearize, grid_map, split_blocks, within
+from .launch import NO_OVERRIDES, Overrides
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction
@@ -46,12 +48,8 @@ MIN_THREADS_X_ROW_REDUCTION = 1024
 THREADS_PER_BLOCK_TARGET = 256
 
 
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
-
-
 def _round_up(a: int, b: int) -> int:
-    return _ceil(a, b) * b
+    return ceil_div(a, b) * b
 
 
 @dataclass(frozen=True)
@@ -110,49 +108,32 @@ def vector_size(
     return 4 if minor % 4 == 0 else 2
 
 
-@dataclass(frozen=True)
-class Knobs:
-    """Values set by hand (``--vector``, ``--threads-per-block``) in place of the emitter's
-    own choice; the emitter's formulas take them where XLA's code has that parameter."""
-
-    vector: int | None = None
-    threads: int | None = None
-
-
-NO_KNOBS = Knobs()
-
-
-def _bad(message: str) -> HloidxError:
-    return HloidxError(message)
-
-
 def split_grid_x(blocks: int, device: DeviceProfile) -> tuple[int, int]:
-    if blocks <= device.block_dim_limit_x:
-        return blocks, 1
-    y = _ceil(blocks, device.block_dim_limit_x)
-    return _ceil(blocks, y), y
+    return split_blocks(blocks, device.block_dim_limit_x)
 
 
-def _row_plan(fusion, heroes, dims, device, knobs: Knobs = NO_KNOBS) -> ReductionPlan:
+def _row_plan(fusion, heroes, dims, device, overrides: Overrides = NO_OVERRIDES) -> ReductionPlan:
     a, b, c = dims.dimensions
-    target = knobs.threads or THREADS_PER_BLOCK_TARGET
-    reduced = min(MIN_THREADS_X_ROW_REDUCTION, _round_up(_ceil(c, ROW_ELEMENTS_PER_THREAD), WARP))
-    if knobs.threads is not None:
-        if knobs.threads % WARP:
-            raise _bad(
+    target = overrides.threads_per_block or THREADS_PER_BLOCK_TARGET
+    reduced = min(
+        MIN_THREADS_X_ROW_REDUCTION, _round_up(ceil_div(c, ROW_ELEMENTS_PER_THREAD), WARP)
+    )
+    if overrides.threads_per_block is not None:
+        if overrides.threads_per_block % WARP:
+            raise HloidxError(
                 "a row reduction shuffles whole warps: --threads-per-block must be a multiple of 32"
             )
-        reduced = min(reduced, knobs.threads)
+        reduced = min(reduced, overrides.threads_per_block)
     kept = 1
     if reduced * 2 <= target:
         kept = b if b * reduced <= target else target // reduced
-    v = knobs.vector or vector_size(fusion, heroes, c, reduced)
+    v = overrides.vector or vector_size(fusion, heroes, c, reduced)
     if c % v or v > ROW_ELEMENTS_PER_THREAD:
-        raise _bad(f"--vector {v} must divide the reduced row of {c} and be at most 32")
+        raise HloidxError(f"--vector {v} must divide the reduced row of {c} and be at most 32")
     input_shape = (a, b, c // v, v)
-    minor_tile = min(ROW_ELEMENTS_PER_THREAD // v, _ceil(input_shape[2], reduced))
+    minor_tile = min(ROW_ELEMENTS_PER_THREAD // v, ceil_div(input_shape[2], reduced))
     per_block = (kept, minor_tile * reduced)
-    blocks = (_ceil(b, per_block[0]), _ceil(input_shape[2], per_block[1]))
+    blocks = (ceil_div(b, per_block[0]), ceil_div(input_shape[2], per_block[1]))
     return ReductionPlan(
         "row",
         dims,
@@ -176,18 +157,20 @@ def _multi_row_threads(
     return kept, reduced
 
 
-def _multi_row_plan(fusion, heroes, dims, device, knobs: Knobs = NO_KNOBS) -> ReductionPlan | None:
+def _multi_row_plan(
+    fusion, heroes, dims, device, overrides: Overrides = NO_OVERRIDES
+) -> ReductionPlan | None:
     """``MultiRowReductionFusion::TryCreate``: None when XLA would not use it."""
     a, b, c = dims.dimensions
     if c & (c - 1):
         return None
-    target = knobs.threads or THREADS_PER_BLOCK_TARGET
-    if knobs.vector is not None:
-        v = knobs.vector
+    target = overrides.threads_per_block or THREADS_PER_BLOCK_TARGET
+    if overrides.vector is not None:
+        v = overrides.vector
         if c % v or c > WARP * v:
             return None  # not a multi-row reduction with this vector size: the row emitter
         threads = _multi_row_threads(dims, v, target)
-        blocks = (_ceil(b, threads[0]),)
+        blocks = (ceil_div(b, threads[0]),)
         return ReductionPlan(
             "multi-row", dims, threads, blocks, split_grid_x(prod(blocks), device), v,
             (a, b, c), (a, v), heroes=heroes,
@@ -200,12 +183,12 @@ def _multi_row_plan(fusion, heroes, dims, device, knobs: Knobs = NO_KNOBS) -> Re
         v = min(128 // largest, v)
     if c > WARP * v:
         return None
-    while v > 1 and _ceil(b, _multi_row_threads(dims, v, target)[0]) < device.sm_count:
+    while v > 1 and ceil_div(b, _multi_row_threads(dims, v, target)[0]) < device.sm_count:
         v //= 2
     if c > WARP * v:
         return None
     threads = _multi_row_threads(dims, v, target)
-    blocks = (_ceil(b, threads[0]),)
+    blocks = (ceil_div(b, threads[0]),)
     return ReductionPlan(
         "multi-row",
         dims,
@@ -219,15 +202,17 @@ def _multi_row_plan(fusion, heroes, dims, device, knobs: Knobs = NO_KNOBS) -> Re
     )
 
 
-def _column_plan(fusion, heroes, dims, device, knobs: Knobs = NO_KNOBS) -> ReductionPlan:
+def _column_plan(
+    fusion, heroes, dims, device, overrides: Overrides = NO_OVERRIDES
+) -> ReductionPlan:
     a, b, c = dims.dimensions
-    if knobs.threads is not None:
-        raise _bad(
+    if overrides.threads_per_block is not None:
+        raise HloidxError(
             "a column reduction's 32x32 threads are its shared-memory tile (32 warps of 32): "
             "--threads-per-block does not apply"
         )
-    v = knobs.vector or vector_size(fusion, heroes, c, TILE)
-    blocks = (a, _ceil(c, TILE * v))
+    v = overrides.vector or vector_size(fusion, heroes, c, TILE)
+    blocks = (a, ceil_div(c, TILE * v))
     return ReductionPlan(
         "column",
         dims,
@@ -236,22 +221,24 @@ def _column_plan(fusion, heroes, dims, device, knobs: Knobs = NO_KNOBS) -> Reduc
         split_grid_x(prod(blocks), device),
         v,
         (a, b, c),
-        (_ceil(b, TILE), v),
+        (ceil_div(b, TILE), v),
         heroes=heroes,
     )
 
 
-def _small_column_plan(fusion, heroes, dims, device, knobs: Knobs = NO_KNOBS) -> ReductionPlan:
+def _small_column_plan(
+    fusion, heroes, dims, device, overrides: Overrides = NO_OVERRIDES
+) -> ReductionPlan:
     a, b, c = dims.dimensions
-    v = knobs.vector or vector_size(fusion, heroes, b * c, TILE)
-    threads = knobs.threads or 128
+    v = overrides.vector or vector_size(fusion, heroes, b * c, TILE)
+    threads = overrides.threads_per_block or 128
     if (v * threads) % c:
-        raise _bad(
+        raise HloidxError(
             f"a small column reduction needs threads x vector ({threads} x {v}) to be a "
             f"multiple of its {c} columns"
         )
     shared_rows = v * threads // c
-    while shared_rows > TILE and v > 1 and knobs.vector is None:
+    while shared_rows > TILE and v > 1 and overrides.vector is None:
         v //= 2
         shared_rows //= 2
     if shared_rows > TILE:
@@ -266,9 +253,9 @@ def _small_column_plan(fusion, heroes, dims, device, knobs: Knobs = NO_KNOBS) ->
         split_grid_x(a, device),
         v,
         (a, b, c),
-        (_ceil(b * c, v * threads), v),
+        (ceil_div(b * c, v * threads), v),
         shared_rows=shared_rows,
-        loop_size=_ceil(b * c, v * threads),
+        loop_size=ceil_div(b * c, v * threads),
         heroes=heroes,
     )
 
@@ -304,10 +291,14 @@ def _share_an_input(heroes: list[Instruction]) -> bool:
 
 
 def plan(
-    fusion: Instruction, choice: EmitterChoice, device: DeviceProfile, knobs: Knobs = NO_KNOBS
+    fusion: Instruction,
+    choice: EmitterChoice,
+    device: DeviceProfile,
+    overrides: Overrides = NO_OVERRIDES,
 ) -> tuple[ReductionPlan | None, str]:
     """The emitter parameters XLA chooses (``CreateReductionFusion``), or None and why not.
-    ``knobs`` replace the vector size and the threads-per-block target."""
+    ``overrides`` set the vector size and the threads-per-block target (their ``unroll`` is
+    not read: these emitters do not unroll)."""
     heroes, why = _heroes(fusion)
     if not heroes:
         return None, why
@@ -315,11 +306,11 @@ def plan(
     if dims is None:
         return None, "the reduction is neither a row nor a column reduction"
     if dims.is_row_reduction:
-        multi = _multi_row_plan(fusion, heroes, dims, device, knobs)
-        return (multi or _row_plan(fusion, heroes, dims, device, knobs)), ""
+        multi = _multi_row_plan(fusion, heroes, dims, device, overrides)
+        return (multi or _row_plan(fusion, heroes, dims, device, overrides)), ""
     if WARP % dims.dimensions[2] == 0:
-        return _small_column_plan(fusion, heroes, dims, device, knobs), ""
-    return _column_plan(fusion, heroes, dims, device, knobs), ""
+        return _small_column_plan(fusion, heroes, dims, device, overrides), ""
+    return _column_plan(fusion, heroes, dims, device, overrides), ""
 
 
 # ---------------------------------------------------------------------------
@@ -327,32 +318,18 @@ def plan(
 # ---------------------------------------------------------------------------
 
 
-def _delinearize(expr: Expr, sizes: tuple[int, ...]) -> list[Expr]:
-    """XLA's ``DelinearizeInBoundsIndex``: the first index without a mod."""
-    out: list[Expr] = []
-    stride = prod(sizes)
-    for k, size in enumerate(sizes):
-        stride //= size
-        part = floordiv(expr, stride) if stride > 1 else expr
-        out.append(part if k == 0 else mod(part, size))
-    return out
-
-
 def _grid(p: ReductionPlan, symbols: tuple[int, ...], results: list[Expr]) -> IndexingMap:
-    sizes = (p.threads_per_block, 1, 1, p.gpu_blocks[0], p.gpu_blocks[1], 1)
-    names = ("th_x", "th_y", "th_z", "bl_x", "bl_y", "bl_z")
-    dims = tuple(Variable(Interval(0, s - 1), n) for s, n in zip(sizes, names, strict=True))
-    syms = tuple(Variable(Interval(0, s - 1)) for s in symbols)
-    return IndexingMap(tuple(results), dims, syms)
+    return grid_map(results, p.threads_per_block, p.gpu_blocks, symbols)
 
 
-def _bounded(m: IndexingMap, shape: tuple[int, ...]) -> IndexingMap:
-    return m.add_constraints((r, Interval(0, n - 1)) for r, n in zip(m.results, shape, strict=True))
+def thread_grid(p: ReductionPlan) -> IndexingMap:
+    """The launch grid, without results: what every thread of the kernel reads once."""
+    return _grid(p, (), [])
 
 
 def _ids(p: ReductionPlan) -> tuple[list[Expr], list[Expr]]:
-    thread = _delinearize(dim(0), p.num_threads)
-    block = _delinearize(add(dim(3), mul(dim(4), p.gpu_blocks[0])), p.num_blocks)
+    thread = delinearize(dim(0), p.num_threads)
+    block = delinearize(add(dim(3), mul(dim(4), p.gpu_blocks[0])), p.num_blocks)
     return thread, block
 
 
@@ -385,7 +362,7 @@ def normalised_input_map(p: ReductionPlan) -> IndexingMap:
         c = p.input_shape[2]
         linear = add(mul(dim(0), p.vector_size), s[1], mul(s[0], p.vector_size * p.num_threads[0]))
         results = [dim(3), floordiv(linear, c), mod(linear, c)]
-    return _bounded(_grid(p, p.tile_sizes_per_thread, results), p.input_shape)
+    return within(_grid(p, p.tile_sizes_per_thread, results), p.input_shape)
 
 
 def normalised_output_map(p: ReductionPlan) -> IndexingMap:
@@ -409,7 +386,7 @@ def normalised_output_map(p: ReductionPlan) -> IndexingMap:
         result = floordiv(add(dim(0), mul(s0, p.num_threads[0])), p.shared_rows)
         m = _grid(p, (p.vector_size,), [dim(3), result])
         m = m.add_constraints([(mod(dim(0), p.shared_rows), Interval(0, 0))])
-    return _bounded(m, p.output_shape)
+    return within(m, p.output_shape)
 
 
 def _descending(dims: tuple[int, ...], like: Shape) -> Shape:

@@ -25,7 +25,8 @@ from ..maps.expr import Expr, add, dim, floordiv, mod, mul, range_var
 from ..maps.indexing_map import IndexingMap, Variable
 from ..maps.interval import Interval
 from .emitters import EmitterChoice, find_hero
-from .reductions import NO_KNOBS, Knobs, _delinearize
+from .grid import ceil_div, delinearize, grid_map
+from .launch import NO_OVERRIDES, Overrides
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction
@@ -34,10 +35,6 @@ if TYPE_CHECKING:
 WARP = 32
 WARPS_PER_BLOCK = 4
 MAX_VECTORIZED_BITS = 128
-
-
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 @dataclass(frozen=True)
@@ -90,9 +87,12 @@ def single_slice_vector_size(elements: int, max_elements: int) -> int:
 
 
 def plan(
-    fusion: Instruction, choice: EmitterChoice, device: DeviceProfile, knobs: Knobs = NO_KNOBS
+    fusion: Instruction,
+    choice: EmitterChoice,
+    device: DeviceProfile,
+    overrides: Overrides = NO_OVERRIDES,
 ) -> tuple[ScatterPlan | None, str]:
-    """XLA's scatter emitter and its parameters, or None and why not. ``knobs`` (distributed
+    """XLA's scatter emitter and its parameters, or None and why not. ``overrides`` (distributed
     indices) replace the vector size and the threads per block (whole warps)."""
     from .launch import launch_dimensions, loop_unroll_factor
 
@@ -108,29 +108,29 @@ def plan(
     slice_shape = tuple(updates.dims[1:])
     elements = prod(slice_shape)
     bits = element_bits(scatter.operands[0].shape.element_type)
-    v = knobs.vector or single_slice_vector_size(elements, MAX_VECTORIZED_BITS // bits)
+    v = overrides.vector or single_slice_vector_size(elements, MAX_VECTORIZED_BITS // bits)
     max_active_warps = WARPS_PER_BLOCK * device.sm_count
     sorted_indices = _flag(scatter, "indices_are_sorted")
     unique = _flag(scatter, "unique_indices")
     if sorted_indices and not unique and num_slices > max_active_warps:
         operand = scatter.operands[0].shape.dims
         possible = prod(operand[i] - slice_shape[i] + 1 for i in range(ivl))
-        per_warp = _ceil(num_slices, max(max_active_warps, possible))
+        per_warp = ceil_div(num_slices, max(max_active_warps, possible))
         index_bits = element_bits(indices.element_type)
         max_indices = MAX_VECTORIZED_BITS // index_bits
         ivs = 1
         if ivl == 1 and per_warp > max_indices:
-            per_warp = _ceil(per_warp, max_indices) * max_indices
+            per_warp = ceil_div(per_warp, max_indices) * max_indices
             ivs = max_indices
         warps = WARPS_PER_BLOCK
-        if knobs.threads is not None:
-            if knobs.threads % WARP:
+        if overrides.threads_per_block is not None:
+            if overrides.threads_per_block % WARP:
                 raise HloidxError(
                     "the scatter emitter with distributed indices runs whole warps: "
                     "--threads-per-block must be a multiple of 32"
                 )
-            warps = knobs.threads // WARP
-        blocks = _ceil(num_slices, per_warp * warps)
+            warps = overrides.threads_per_block // WARP
+        blocks = ceil_div(num_slices, per_warp * warps)
         return ScatterPlan(
             scatter, "distributed indices", num_slices, ivl, slice_shape, v,
             warps * WARP, (blocks, 1), per_warp, ivs,
@@ -144,11 +144,7 @@ def plan(
 
 
 def _grid(p: ScatterPlan, symbols: list[tuple[int, str]], results: list[Expr]) -> IndexingMap:
-    sizes = (p.threads_per_block, 1, 1, p.blocks[0], p.blocks[1], 1)
-    names = ("th_x", "th_y", "th_z", "bl_x", "bl_y", "bl_z")
-    dims = tuple(Variable(Interval(0, s - 1), n) for s, n in zip(sizes, names, strict=True))
-    syms = tuple(Variable(Interval(0, n - 1), name) for n, name in symbols)
-    return IndexingMap(tuple(results), dims, syms)
+    return grid_map(results, p.threads_per_block, p.blocks, symbols)
 
 
 def _distributed_indices(p: ScatterPlan) -> tuple[IndexingMap, IndexingMap]:
@@ -166,11 +162,11 @@ def _distributed_indices(p: ScatterPlan) -> tuple[IndexingMap, IndexingMap]:
         mul(lane, v),
         range_var(2),
     )
-    loops = _ceil(elements, p.warps_per_slice * WARP * v)
+    loops = ceil_div(elements, p.warps_per_slice * WARP * v)
     updates = _grid(
         p,
         [(p.indices_per_warp, "index_id_loop"), (loops, "update_loop"), (v, "vector_id")],
-        [index_id, *_delinearize(linear, p.slice_shape)],
+        [index_id, *delinearize(linear, p.slice_shape)],
     ).add_constraints(
         [(index_id, Interval(0, p.num_slices - 1)), (linear, Interval(0, elements - 1))]
     )

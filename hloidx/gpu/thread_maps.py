@@ -22,13 +22,13 @@ from ..maps.indexing_map import IndexingMap, MapState, Variable, compose
 from ..maps.interval import Interval
 from ..maps.map_simplify import SimplifyOptions, simplify
 from .emitters import EmitterChoice
+from .grid import THREAD_DIM_NAMES, within
 from .launch import LaunchConfig
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction, Shape
     from ..hlo.op_rules import OperandIndexing
 
-THREAD_DIM_NAMES = ("th_x", "th_y", "th_z", "bl_x", "bl_y", "bl_z")
 SYMBOL_NAMES = ("chunk_id", "unroll_id")
 #: XLA folds single-valued thread dimensions (th_y in [0, 0]) out of thread-id maps
 THREAD_SIMPLIFY = SimplifyOptions(preserve_point_dims=False)
@@ -87,12 +87,6 @@ def raw_thread_map(launch: LaunchConfig) -> IndexingMap:
         tuple(results), tuple(dims), tuple(symbols), (), ((linear, Interval(0, n - 1)),)
     )
     return simplify_thread_map(raw)
-
-
-def within(m: IndexingMap, dims: tuple[int, ...]) -> IndexingMap:
-    """``m`` restricted to the points whose results lie inside an array of shape ``dims``."""
-    extra = [(r, Interval(0, size - 1)) for r, size in zip(m.results, dims, strict=True)]
-    return m.add_constraints(extra)
 
 
 def _first_level_tile(shape: Shape) -> tuple[int, ...] | bool:
@@ -196,6 +190,11 @@ def _add_reads(
             reads.append(read)
 
 
+def _every_thread(dims: tuple[Variable, ...], symbols: tuple[Variable, ...] = ()) -> IndexingMap:
+    """A scalar (an init value, a start index) read by every thread of a grid."""
+    return IndexingMap((), dims, symbols)
+
+
 def _add_undefined(result: ThreadMaps, cells: list[OperandIndexing], note: str) -> None:
     """An UNDEFINED read for every fusion operand that ``cells`` reach (runtime positions)."""
     for k, reads in enumerate(result.operands):
@@ -255,7 +254,7 @@ def _in_place_update_maps(result: ThreadMaps) -> None:
     assert launch is not None
     thread_map = default_thread_map(launch)
     body, n = body_of(fusion), len(fusion.operands)
-    every_thread = IndexingMap((), thread_map.dim_vars, thread_map.range_vars)
+    every_thread = _every_thread(thread_map.dim_vars, thread_map.range_vars)
     for root in result.choice.roots:
         dus = root
         while dus.opcode == "bitcast":
@@ -354,7 +353,7 @@ def _transpose_maps(result: ThreadMaps) -> None:
 
 
 def _reduction_maps(result: ThreadMaps) -> None:
-    from .reductions import input_map, normalised_output_map, output_map
+    from .reductions import input_map, output_map, thread_grid
 
     launch, fusion = result.launch, result.fusion
     assert launch is not None
@@ -362,8 +361,7 @@ def _reduction_maps(result: ThreadMaps) -> None:
     p = launch.reduction
     body = body_of(fusion)
     n = len(fusion.operands)
-    every_thread = normalised_output_map(p).with_results(())
-    every_thread = IndexingMap((), every_thread.dim_vars)
+    every_thread = thread_grid(p)  # the init values: read once by every thread
     for hero in p.heroes:
         out = simplify_thread_map(output_map(p, hero))
         result.outputs.extend(out for _ in hero.shape.leaves())
@@ -445,14 +443,9 @@ def _warp_points(
     points: set[tuple[int, ...]] = set()
     for t in range(warp * WARP_SIZE, min((warp + 1) * WARP_SIZE, per_block)):
         ids = _unravel(t, launch.threads_per_block) + block_ids
-        dims = tuple(
-            Variable(v.bounds.intersect(Interval(i, i)), v.name)
-            for i, v in zip(ids, m.dim_vars, strict=True)
-        )
-        pinned = IndexingMap(m.results, dims, m.range_vars, m.rt_vars, m.constraints, m.state)
-        if pinned.is_known_empty:
-            continue
-        points |= {target for _, target in relation(pinned, 1_000_000)}
+        pinned = m.restrict_dims([Interval(i, i) for i in ids])
+        if not pinned.is_known_empty:
+            points |= {target for _, target in relation(pinned, 1_000_000)}
     return points
 
 

@@ -24,10 +24,11 @@ from ..hlo.fusion import body_of, computation_outputs
 from ..hlo.ir import Shape
 from ..hlo.rules.shape_ops import bitcast_map, minor_to_major
 from ..maps.expr import Const, Expr, add, dim, floordiv, mod, mul, range_var
-from ..maps.indexing_map import IndexingMap, Variable, compose
+from ..maps.indexing_map import IndexingMap, compose
 from ..maps.interval import Interval
 from .emitters import EmitterChoice, find_hero
-from .reductions import NO_KNOBS, Knobs, _delinearize
+from .grid import ceil_div, delinearize, grid_map, within
+from .launch import NO_OVERRIDES, Overrides
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction
@@ -39,10 +40,6 @@ THREADS_PER_BLOCK = ROWS * TILE
 MAX_VECTORIZED_BYTES = 16
 SHMEM_BANKS = 32
 BANK_BITS = 32
-
-
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def permute(values: tuple[int, ...] | list, perm: tuple[int, ...]) -> list:
@@ -200,7 +197,7 @@ class PackedPlan:
     @property
     def block_counts(self) -> tuple[int, ...]:
         return tuple(
-            _ceil(n, t) for n, t in zip(self.spec.output_shape, self.output_tile, strict=True)
+            ceil_div(n, t) for n, t in zip(self.spec.output_shape, self.output_tile, strict=True)
         )
 
     @property
@@ -219,11 +216,17 @@ class PackedPlan:
 
 
 def plan(
-    fusion: Instruction, choice: EmitterChoice, device: DeviceProfile, knobs: Knobs = NO_KNOBS
+    fusion: Instruction,
+    choice: EmitterChoice,
+    device: DeviceProfile,
+    overrides: Overrides = NO_OVERRIDES,
 ) -> tuple[TransposePlan | PackedPlan | None, str]:
-    """XLA's choice of transpose emitter and its parameters, or None and why not. ``knobs``
-    replace the vector size and the threads per block (rows of 32 threads, or warps)."""
-    if knobs.threads is not None and (knobs.threads % TILE or knobs.threads < TILE):
+    """XLA's choice of transpose emitter and its parameters, or None and why not.
+    ``overrides`` set the vector size and the threads per block (rows of 32 threads, or
+    warps)."""
+    if overrides.threads_per_block is not None and (
+        overrides.threads_per_block % TILE or overrides.threads_per_block < TILE
+    ):
         raise HloidxError(
             "a transpose emitter runs whole warps: --threads-per-block must be a multiple of 32"
         )
@@ -246,12 +249,14 @@ def plan(
     spec = transpose_spec(dims, perm)
     tile = packed_tile_sizes(spec, bits)
     if tile is not None:
-        if knobs.vector is not None and knobs.vector != BANK_BITS // bits:
+        if overrides.vector is not None and overrides.vector != BANK_BITS // bits:
             raise HloidxError(
                 f"the packed transpose's vectors fill a 32-bit shared-memory bank: "
-                f"{BANK_BITS // bits} elements of {bits} bits, not {knobs.vector}"
+                f"{BANK_BITS // bits} elements of {bits} bits, not {overrides.vector}"
             )
-        warps = knobs.threads // TILE if knobs.threads is not None else 4
+        warps = (
+            overrides.threads_per_block // TILE if overrides.threads_per_block is not None else 4
+        )
         return PackedPlan(hero, spec, tile, BANK_BITS // bits, warps), ""
     input_shape = tuple(permute(dims, inverse(perm)))
     size = element_bytes(hero.shape.element_type)
@@ -260,7 +265,7 @@ def plan(
         size *= input_shape[-1]
     shmem_usage = TILE * (TILE + 1) * size
 
-    rows = knobs.threads // TILE if knobs.threads is not None else ROWS
+    rows = overrides.threads_per_block // TILE if overrides.threads_per_block is not None else ROWS
 
     def blocks_for(v: int) -> TransposePlan:
         sizes = [1] * len(input_shape)
@@ -273,7 +278,7 @@ def plan(
             block = TILE * v
             sizes[-1] = block
             sizes[perm[-1]] = block
-        counts = tuple(_ceil(n, b) for n, b in zip(input_shape, sizes, strict=True))
+        counts = tuple(ceil_div(n, b) for n, b in zip(input_shape, sizes, strict=True))
         if block % rows:
             raise HloidxError(
                 f"{rows} rows of threads do not divide the transpose tile of {block}: "
@@ -285,14 +290,14 @@ def plan(
         )  # fmt: skip
 
     if minor_unchanged:
-        if knobs.vector is not None and knobs.vector != input_shape[-1]:
+        if overrides.vector is not None and overrides.vector != input_shape[-1]:
             raise HloidxError(
                 "this transpose keeps its minor dimension: each thread moves all "
                 f"{input_shape[-1]} elements of it, so --vector must be {input_shape[-1]}"
             )
         return blocks_for(input_shape[-1]), ""
-    if knobs.vector is not None:
-        v = knobs.vector
+    if overrides.vector is not None:
+        v = overrides.vector
         if input_shape[-1] % v or input_shape[perm[-1]] % v:
             raise HloidxError(
                 f"--vector {v} must divide both transposed dimensions "
@@ -315,14 +320,7 @@ def plan(
 
 
 def _grid(p: TransposePlan, results: list[Expr]) -> IndexingMap:
-    sizes = (p.threads, 1, 1, p.blocks, 1, 1)
-    names = ("th_x", "th_y", "th_z", "bl_x", "bl_y", "bl_z")
-    dims = tuple(Variable(Interval(0, s - 1), n) for s, n in zip(sizes, names, strict=True))
-    syms = (
-        Variable(Interval(0, p.block_size // p.rows - 1)),
-        Variable(Interval(0, p.vector_size - 1)),
-    )
-    return IndexingMap(tuple(results), dims, syms)
+    return grid_map(results, p.threads, (p.blocks, 1), (p.block_size // p.rows, p.vector_size))
 
 
 def _indexing(p: TransposePlan, read: bool) -> IndexingMap:
@@ -330,14 +328,13 @@ def _indexing(p: TransposePlan, read: bool) -> IndexingMap:
     stride = p.block_size * p.rows * (p.vector_size if p.minor_unchanged else 1)
     linear = add(mul(range_var(0), stride), mul(dim(0), p.vector_size), range_var(1))
     sizes = p.block_sizes if read else p.output_block_sizes
-    offsets = _delinearize(linear, sizes)
-    block_ids = _delinearize(dim(3), p.block_counts)
+    offsets = delinearize(linear, sizes)
+    block_ids = delinearize(dim(3), p.block_counts)
     if not read:
         block_ids = permute(block_ids, p.permutation)
     results = [add(mul(b, s), o) for b, s, o in zip(block_ids, sizes, offsets, strict=True)]
     shape = p.input_shape if read else p.dims
-    m = _grid(p, results)
-    return m.add_constraints((r, Interval(0, n - 1)) for r, n in zip(results, shape, strict=True))
+    return within(_grid(p, results), shape)
 
 
 def input_map(p: TransposePlan) -> IndexingMap:
@@ -350,30 +347,23 @@ def output_map(p: TransposePlan) -> IndexingMap:
     return compose(_indexing(p, False), bitcast_map(shape, Shape(shape.element_type, p.dims)))
 
 
-def _packed_grid(p: PackedPlan, symbols: tuple[int, ...], results: list[Expr]) -> IndexingMap:
-    sizes = (p.threads, 1, 1, p.blocks, 1, 1)
-    names = ("th_x", "th_y", "th_z", "bl_x", "bl_y", "bl_z")
-    dims = tuple(Variable(Interval(0, s - 1), n) for s, n in zip(sizes, names, strict=True))
-    return IndexingMap(tuple(results), dims, tuple(Variable(Interval(0, n - 1)) for n in symbols))
-
-
 def _packed_indexing(p: PackedPlan, read: bool) -> IndexingMap:
     """XLA's ``PackedTranspose::GetInputIndexing`` (``read``) / ``GetOutputIndexing``."""
     spec, v = p.spec, p.vector_size
     t1, a, t2 = p.tiles
     warp, lane = floordiv(dim(0), SHMEM_BANKS), mod(dim(0), SHMEM_BANKS)
-    block_ids = _delinearize(dim(3), p.block_counts)
+    block_ids = delinearize(dim(3), p.block_counts)
     offsets: list[Expr] = [Const(0)] * spec.rank
     if read:
         block_ids = permute(block_ids, spec.inv_permutation)
-        symbols = (_ceil(t2, p.warps), v)
+        symbols = (ceil_div(t2, p.warps), v)
         row = add(mul(range_var(0), p.warps), warp)
         col = add(mul(lane, v), range_var(1))
         offsets[spec.t1_input_id] = mod(col, t1)
         offsets[spec.t2_input_id] = row
         tile, shape = p.input_tile, spec.input_shape
     else:
-        symbols = (_ceil(a * t1, v * p.warps), v, v)
+        symbols = (ceil_div(a * t1, v * p.warps), v, v)
         col = add(mul(add(mul(range_var(0), p.warps), warp), v), range_var(1))
         row = add(mul(lane, v), range_var(2))
         offsets[spec.t1_output_id] = mod(col, t1)
@@ -381,9 +371,9 @@ def _packed_indexing(p: PackedPlan, read: bool) -> IndexingMap:
         tile, shape = p.output_tile, spec.output_shape
     offsets[spec.a_id] = floordiv(col, t1)
     results = [add(mul(b, t), o) for b, t, o in zip(block_ids, tile, offsets, strict=True)]
-    m = _packed_grid(p, symbols, results)
+    m = grid_map(results, p.threads, (p.blocks, 1), symbols)
     m = m.add_constraints([(col, Interval(0, a * t1 - 1)), (row, Interval(0, t2 - 1))])
-    return m.add_constraints((r, Interval(0, n - 1)) for r, n in zip(results, shape, strict=True))
+    return within(m, shape)
 
 
 def packed_input_map(p: PackedPlan) -> IndexingMap:

@@ -12,10 +12,10 @@ from .ir import HloModule, Instruction
 
 
 def _find(module: HloModule, name: str) -> Instruction:
-    for instr in module.instructions():
-        if instr.name == name:
-            return instr
-    raise HloidxError(f"no instruction named {name}")
+    instr = module.instruction(name)
+    if instr is None:
+        raise HloidxError(f"no instruction named {name}")
+    return instr
 
 
 def chain_maps(module: HloModule, a: str, b: str) -> tuple[Instruction, Instruction, Reached]:

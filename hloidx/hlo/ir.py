@@ -384,3 +384,8 @@ class HloModule:
 
     def instructions(self) -> list[Instruction]:
         return [i for c in self.computations.values() for i in c.instructions]
+
+    def instruction(self, name: str) -> Instruction | None:
+        """The instruction called ``name`` (a leading ``%`` ignored) in any computation."""
+        name = name.lstrip("%")
+        return next((i for i in self.instructions() if i.name == name), None)

@@ -269,6 +269,17 @@ class IndexingMap:
             return replace(result, state=MapState.KNOWN_EMPTY)
         return result
 
+    def restrict_dims(self, bounds: Sequence[Interval]) -> IndexingMap:
+        """The map on a box of its dimensions: each dim's bounds intersected with ``bounds``
+        (one output element, a tile, a warp's thread ids); known empty when one is empty."""
+        if len(bounds) != len(self.dim_vars):
+            raise ValueError(f"the map has {len(self.dim_vars)} dimensions, not {len(bounds)}")
+        dims = tuple(
+            Variable(v.bounds.intersect(b), v.name)
+            for v, b in zip(self.dim_vars, bounds, strict=True)
+        )
+        return replace(self, dim_vars=dims)
+
     def substitute(self, replacements: Mapping[Var, Expr]) -> IndexingMap:
         """Replace variables in results and constraints (variables and bounds unchanged)."""
         return replace(

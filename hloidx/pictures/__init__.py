@@ -22,7 +22,6 @@ def operand_picture(
     dims: tuple[int, int] | None = None,
     output_element: tuple[int, ...] | None = None,
     output_region: tuple[tuple[int, int], ...] | None = None,
-    output_points: list[tuple[int, ...]] | None = None,
     operand_points: list[tuple[int, ...]] | None = None,
     max_rows: int = 32,
     max_cols: int = 64,
@@ -31,10 +30,10 @@ def operand_picture(
     """The picture of operand ``operand`` of ``ins`` (an ``InstructionAnalysis``), or None with
     the reason in the counts' note (unknown indexing, a tuple or token operand).
 
-    The elements read by one output element (``output_element``), by a box of output elements
-    such as a tile (``output_region``, inclusive bounds) or by a set of output elements such as
-    a warp's (``output_points``) are marked; or ``operand_points``, operand elements given
-    directly (what one warp of a GPU kernel reads)."""
+    The elements read by one output element (``output_element``) or by a box of output
+    elements such as a tile (``output_region``, inclusive bounds) are marked; or
+    ``operand_points``, operand elements given directly (what one warp of a GPU kernel
+    reads)."""
     op = ins.operands[operand]
     instr = ins.instruction
     shape_of = instr.operands[operand].shape if instr is not None else None
@@ -51,13 +50,6 @@ def operand_picture(
         highlight = read_counts(maps, shape, point=output_element, **options)
     elif output_region is not None:
         highlight = read_counts(maps, shape, region=output_region, **options)
-    elif output_points is not None:
-        marks = np.zeros(shape, dtype=np.float64)
-        for point in output_points:
-            one = read_counts(maps, shape, point=point, **options)
-            if one.counts is not None:
-                marks += one.counts
-        highlight = ReadCounts(marks, "exact")
     elif operand_points is not None:
         marks = np.zeros(shape, dtype=np.float64)
         for point in operand_points:

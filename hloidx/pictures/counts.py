@@ -16,7 +16,7 @@ import numpy as np
 
 from ..maps.domain import evaluate_results, feasible_points
 from ..maps.expr import Const, Var, VarKind
-from ..maps.indexing_map import IndexingMap, Variable
+from ..maps.indexing_map import IndexingMap
 from ..maps.interval import Interval
 
 #: domain points enumerated exactly per map; beyond, sampled
@@ -94,26 +94,20 @@ def _at_point(m: IndexingMap, point: tuple[int, ...]) -> IndexingMap:
     """``m`` with each dimension pinned to ``point`` (its bounds a single value)."""
     if len(point) != m.num_dims:
         raise ValueError(f"an output element has {m.num_dims} indices, got {len(point)}")
-    dims = []
     for k, (value, var) in enumerate(zip(point, m.dim_vars, strict=True)):
         if not var.bounds.lower <= value <= var.bounds.upper:
             raise ValueError(
                 f"index {value} of dimension {k} is outside [{var.bounds.lower}, "
                 f"{var.bounds.upper}]"
             )
-        dims.append(Variable(Interval(value, value), var.name))
-    return IndexingMap(m.results, tuple(dims), m.range_vars, m.rt_vars, m.constraints, m.state)
+    return m.restrict_dims([Interval(value, value) for value in point])
 
 
 def _in_region(m: IndexingMap, region: tuple[tuple[int, int], ...]) -> IndexingMap:
     """``m`` with each dimension narrowed to ``region`` (inclusive bounds)."""
     if len(region) != m.num_dims:
         raise ValueError(f"the output has {m.num_dims} dimensions, the region {len(region)}")
-    dims = tuple(
-        Variable(var.bounds.intersect(Interval(lo, hi)), var.name)
-        for (lo, hi), var in zip(region, m.dim_vars, strict=True)
-    )
-    return IndexingMap(m.results, dims, m.range_vars, m.rt_vars, m.constraints, m.state)
+    return m.restrict_dims([Interval(lo, hi) for lo, hi in region])
 
 
 def _fix_runtime(m: IndexingMap) -> IndexingMap:

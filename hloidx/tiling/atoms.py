@@ -24,7 +24,6 @@ from ..maps.expr import (
     Mod,
     Mul,
     Var,
-    VarKind,
     const,
 )
 from ..maps.traversal import variables
@@ -164,7 +163,3 @@ def digit_sums(
         )
         sums.append(DigitSum(tuple(kept), rest))
     return sums, radices
-
-
-def is_dim(var: Var) -> bool:
-    return var.kind == VarKind.DIM

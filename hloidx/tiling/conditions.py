@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..maps.expr import Add, Const, Expr, Mul, Var, const
+from ..maps.expr import Add, Const, Expr, Var, const, split_coefficient
 from ..maps.interval import Interval
 from ..maps.printer import format_expr
 from ..maps.range_eval import expr_range
@@ -35,9 +35,7 @@ def _single_variable_linear(expr: Expr) -> tuple[Var, int, int] | None:
         if isinstance(t, Const):
             b += t.value
             continue
-        base, k = (
-            (t.lhs, t.rhs.value) if isinstance(t, Mul) and isinstance(t.rhs, Const) else (t, 1)
-        )
+        base, k = split_coefficient(t)
         if not isinstance(base, Var) or (var is not None and base != var):
             return None
         var, a = base, a + k

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING
 from ..caches import memo
 from ..errors import HloidxError
 from ..hlo.element_types import element_bytes
-from ..maps.expr import dim
-from ..maps.indexing_map import IndexingMap, Variable
+from ..maps.indexing_map import IndexingMap
 from ..maps.interval import Interval
 from ..maps.simplify import simplify
 from ..maps.traversal import variables
@@ -152,18 +151,9 @@ def _witness(
             break
         if any((i + 1) * t > n for i, t, n in zip(index, sizes, extents, strict=True)):
             continue  # a partial tile reads a subset: only full tiles are judged
-        shifted = m.substitute({dim(i): dim(i) + index[i] * sizes[i] for i in range(len(sizes))})
-        dims = tuple(Variable(Interval(0, s - 1)) for s in sizes)
-        tile_map = IndexingMap(
-            shifted.results, dims, shifted.range_vars, (), shifted.constraints, shifted.state
+        tile_map = m.restrict_dims(
+            [Interval(i * t, (i + 1) * t - 1) for i, t in zip(index, sizes, strict=True)]
         )
-        # the shifted map's own dim bounds still apply: keep them as constraints
-        extra = [
-            (dim(i) + index[i] * sizes[i], v.bounds)
-            for i, v in enumerate(m.dim_vars)
-            if v.bounds != Interval(0, extents[i] - 1)
-        ]
-        tile_map = tile_map.add_constraints(extra) if extra else tile_map
         try:
             points = {target for _, target in relation(tile_map, WITNESS_LIMIT)}
         except HloidxError:

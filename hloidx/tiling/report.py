@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from math import prod
 from typing import Any
 
 from ..maps.printer import format_expr, format_map
@@ -35,10 +36,7 @@ def _description(t: MapTile, operand: OperandTile | None) -> dict[str, Any]:
         doc["held_dims"] = list(t.held)
         doc["count"] = _count(maps.count)
     if maps.sizes is not None and operand is not None:
-        per = 1
-        for s in maps.sizes:
-            per *= s
-        doc["bytes_per_rectangle"] = per * operand.element_bytes
+        doc["bytes_per_rectangle"] = prod(maps.sizes) * operand.element_bytes
     return doc
 
 

@@ -69,9 +69,6 @@ class TileFormula:
     #: conditions on held positions and runtime variables under which a rectangle is read
     when: tuple[tuple[Expr, Interval], ...] = field(default=())
 
-    def size_bounds(self) -> dict[Var, Interval]:
-        return {dim(i): Interval(1, max(1, n)) for i, n in enumerate(self.extents)}
-
 
 @dataclass(frozen=True)
 class _Atom:
@@ -172,6 +169,37 @@ def _range_var_counts(var: Var, radix: Radix, bounds: Interval) -> list[int]:
     raise NoTile(f"the range of {var} is not a box of its digits")
 
 
+def _chain(active: list[_Atom]) -> tuple[list[tuple[Expr, Interval]], bool] | None:
+    """When the sums of ``active`` digits (smallest step first) leave no gap: the conditions
+    on their counts for that, and whether no two sums ever meet; None when a gap is certain.
+    """
+    items: list[tuple[Expr, Interval]] = []
+    tight = True
+    if not active:
+        return items, tight
+    step = abs(active[0].coefficient)
+    for idx in range(1, len(active)):
+        w = abs(active[idx].coefficient)
+        if w % step:
+            return None
+        before = active[:idx]
+        need = w - step + sum(abs(a.coefficient) for a in before)
+        total: Expr = const(0)
+        for a in before:
+            total = total + a.count * abs(a.coefficient)
+        top = sum(abs(a.coefficient) * a.max_count for a in before)
+        if top < need:
+            return None
+        if total.is_const():
+            if total.value < need:  # type: ignore[attr-defined]
+                return None
+            tight = tight and total.value == need  # type: ignore[attr-defined]
+        else:
+            items.append((total, Interval(need, top)))
+            tight = tight and top == need
+    return items, tight
+
+
 def _progression(
     atoms: list[_Atom], extents: tuple[int, ...]
 ) -> tuple[Conditions, Expr, Expr, Expr]:
@@ -189,44 +217,16 @@ def _progression(
     tight = True
     for r in range(len(varying) + 1):
         for chosen in combinations(varying, r):
-            active = [a for a in atoms if (a in chosen) or not a.varies]
+            if any(a.max_count < 2 for a in chosen):
+                continue
             items = [_count_item(a.count, Interval(2, a.max_count), extents) for a in chosen]
             items += [
                 _count_item(a.count, Interval(1, 1), extents) for a in varying if a not in chosen
             ]
-            if any(a.max_count < 2 for a in chosen):
-                continue
-            ok = True
-            overlapping = False
-            if active:
-                step = abs(active[0].coefficient)
-                for idx in range(1, len(active)):
-                    w = abs(active[idx].coefficient)
-                    if w % step:
-                        ok = False
-                        break
-                    before = active[:idx]
-                    need = w - step + sum(abs(a.coefficient) for a in before)
-                    total: Expr = const(0)
-                    for a in before:
-                        total = total + a.count * abs(a.coefficient)
-                    top = sum(abs(a.coefficient) * a.max_count for a in before)
-                    if top < need:
-                        ok = False
-                        break
-                    if total.is_const():
-                        if total.value < need:  # type: ignore[attr-defined]
-                            ok = False
-                            break
-                        step_tight = total.value == need  # type: ignore[attr-defined]
-                    else:
-                        items.append((total, Interval(need, top)))
-                        step_tight = top == need
-                    if not step_tight:
-                        overlapping = True
-            if ok:
-                cases.append(Conditions.of(items))
-                tight = tight and not overlapping
+            chain = _chain([a for a in atoms if (a in chosen) or not a.varies])
+            if chain is not None:
+                cases.append(Conditions.of(items + chain[0]))
+                tight = tight and chain[1]
     conditions = Conditions.any_of(cases)
     # indicators: atom k sets the step when it varies and every smaller one is fixed
     fixed_before: Expr = const(1)
