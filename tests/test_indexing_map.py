@@ -122,3 +122,28 @@ def test_runtime_relation_keys_include_runtime_values():
         ((0, 1), (1,)),
         ((1, 1), (2,)),
     }
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=indexing_maps(max_size=512), data=st.data())
+def test_restrict_dims_keeps_exactly_the_pairs_inside_the_box(m, data) -> None:
+    # oracle: the full relation filtered by the box, point by point
+    box = []
+    for v in m.dim_vars:
+        lo = data.draw(st.integers(v.bounds.lower - 1, v.bounds.upper + 1))
+        hi = data.draw(st.integers(lo - 1, v.bounds.upper + 1))
+        box.append(Interval(lo, hi))
+    try:
+        full = relation(m, 20_000)
+    except EnumerationLimitError:
+        return
+    inside = {
+        (d, r) for d, r in full if all(b.lower <= x <= b.upper for x, b in zip(d, box, strict=True))
+    }
+    assert relation(m.restrict_dims(box), 20_000) == inside
+
+
+def test_restrict_dims_needs_one_interval_per_dimension() -> None:
+    m = IndexingMap((dim(0),), (Variable(Interval(0, 3)),), (), ())
+    with pytest.raises(ValueError, match="1 dimensions, not 2"):
+        m.restrict_dims([Interval(0, 1), Interval(0, 1)])
