@@ -10,12 +10,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hloidx.errors import HloidxError
+from hloidx.maps.expr import Add, FloorDiv, children, const, dim
 from hloidx.maps.fast_map_parser import fast_parse
+from hloidx.maps.indexing_map import IndexingMap, Variable
 from hloidx.maps.interval import Interval
 from hloidx.maps.printer import format_map
-from hloidx.maps.syntax import _parser, _unwrap, parse_map
+from hloidx.maps.syntax import (
+    MAX_EXPR_DEPTH,
+    _parser,
+    _unwrap,
+    expression_depth,
+    parse_map,
+    too_deep,
+)
 from hloidx.source import Source
-from tests.strategies import indexing_maps
+from tests.strategies import expressions, indexing_maps
 
 
 def _lark(text: str):
@@ -70,6 +79,16 @@ def test_xla_maps_take_the_fast_path() -> None:
         "(d0) -> (d0), domain: d0 in [0, 99999999999999999999]",  # beyond int64
         "(d0) -> (d0) domain d0 in [0, 9]",
         "UNDEFINED",
+        # tokens cut by spacing out punctuation: anything else stays glued and matches nothing
+        "(d0) -> (d0 + 1_000), domain: d0 in [0, 9]",  # int() would take it; the grammar not
+        "(d0) -> (d0 + \u00b2), domain: d0 in [0, 9]",  # a digit that is not ASCII
+        "(d\u00e9) -> (d\u00e9), domain: d\u00e9 in [0, 9]",  # a letter that is not ASCII
+        "(d0) -> (d0$), domain: d0 in [0, 9]",
+        "(d0) - > (d0), domain: d0 in [0, 9]",
+        "(d0) \x01 (d0), domain: d0 in [0, 9]",  # the cutter's stand-in for the arrow
+        "(d0) -> ((d0 + 1), domain: d0 in [0, 9]",  # parentheses that do not balance
+        "(d0) -> (d0 + 1)), domain: d0 in [0, 9]",
+        "(d0) -> (min(d0, 1, 2)), domain: d0 in [0, 9]",
     ],
 )
 def test_the_fast_reader_gives_up_on_anything_unusual(text: str) -> None:
@@ -77,3 +96,80 @@ def test_the_fast_reader_gives_up_on_anything_unusual(text: str) -> None:
     if text != "UNDEFINED":
         with pytest.raises(HloidxError):
             parse_map(text)
+
+
+def _reshape_chain_text() -> str:
+    """A composed map that restates the same groups many times (as composition prints them)."""
+    d0, d1 = dim(0), dim(1)
+    linear = d0 * 6 + d1
+    digits = [linear.floordiv(4) * 4 + linear % 4, linear.floordiv(3) * 3 + linear % 3]
+    results = tuple(
+        (digits[i % 2].floordiv(k + 2) + digits[(i + 1) % 2] % (k + 2))
+        for i, k in enumerate([1, 2, 3])
+    )
+    constraints = (
+        *tuple((digit % 5, Interval(0, 3)) for digit in digits),
+        (digits[0].floordiv(2), Interval(0, 11)),
+    )
+    variables = (Variable(Interval(0, 3)), Variable(Interval(0, 5)))
+    m = IndexingMap(results, variables, (), (), constraints)
+    return format_map(m)
+
+
+def test_repeated_groups_read_once_give_what_the_grammar_gives() -> None:
+    text = _reshape_chain_text()
+    assert text.count("(d0 * 6 + d1)") >= 10  # the case this covers: many repeats
+    assert _agree(text)
+    # repeats of one group are one tree (built once, then shared)
+    fast = fast_parse(text, Interval.FULL)
+    groups = {}
+    for node in _walk(fast.results + tuple(c for c, _ in fast.constraints)):
+        groups.setdefault(node, []).append(node)
+    assert any(len({id(n) for n in same}) == 1 and len(same) > 1 for same in groups.values())
+
+
+def _walk(roots):
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(children(node))
+
+
+@settings(max_examples=100, deadline=None)
+@given(expressions(2, 1, max_depth=4), st.integers(0, 3))
+def test_groups_repeated_inside_random_maps(e, repeats: int) -> None:
+    """The same random group written several times over (and nested in itself) reads back."""
+    grown = e
+    for k in range(repeats):
+        grown = (grown + e) % (k + 2) + e.floordiv(k + 1)
+    m = IndexingMap(
+        (grown, e),
+        (Variable(Interval(0, 5)), Variable(Interval(0, 3))),
+        (Variable(Interval(0, 2)),),
+        (),
+        ((grown, Interval(-100, 100)),),
+    )
+    assert _agree(format_map(m))
+
+
+@settings(max_examples=150, deadline=None)
+@given(expressions(2, 1, max_depth=6))
+def test_depth_check_agrees_with_the_exact_depth(e) -> None:
+    assert too_deep(e) == (expression_depth(e) > MAX_EXPR_DEPTH)
+    known: dict[int, int] = {}
+    assert too_deep(e, known) == too_deep(e)
+
+
+def test_depth_check_at_the_limit() -> None:
+    e = dim(0)
+    for _ in range(MAX_EXPR_DEPTH - 1):
+        e = FloorDiv(e, const(2))  # one node per level (the builder would keep it so too)
+    assert expression_depth(e) == MAX_EXPR_DEPTH
+    assert not too_deep(e)
+    deeper = FloorDiv(e, const(2))
+    assert too_deep(deeper)
+    shared: dict[int, int] = {}
+    assert not too_deep(e, shared)
+    assert too_deep(deeper, shared)
+    assert too_deep(Add((deeper, dim(1))), shared)

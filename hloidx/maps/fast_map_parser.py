@@ -10,7 +10,7 @@ about six times as much, mostly in its generic lexer and parser loop).
 
 from __future__ import annotations
 
-import re
+from itertools import accumulate, repeat
 
 from .expr import (
     Const,
@@ -30,7 +30,11 @@ from .expr import (
 from .indexing_map import Constraint, IndexingMap, Variable
 from .interval import INT64_MAX, INT64_MIN, Interval
 
-_TOKEN = re.compile(r"\s*(?:([0-9]+)|([A-Za-z_][A-Za-z0-9_]*)|(->)|([-+*/%(),\[\]{}:]))")
+# Tokens are cut by spacing out the punctuation and splitting on white space: a few passes
+# of str.replace and one str.split, each in C, cost a third of a regular-expression scan. Any
+# other character stays glued to its neighbours, and the token it makes matches no rule.
+_ARROW = "\x01"  # "->" while cutting, so that its "-" is not cut off; texts holding it give up
+_PUNCTUATION = "(),[]{}:+-*/%"
 _KEYWORDS = frozenset(
     (
         "domain",
@@ -55,54 +59,72 @@ _PRODUCT = {
     "mod": mod,
     "%": mod,
 }
+_END = ""  # the token after the last one
 
 
 class _GiveUp(Exception):
     pass
 
 
-def _tokens(text: str) -> list[tuple[str, str]] | None:
-    out: list[tuple[str, str]] = []
-    pos, end = 0, len(text.rstrip())
-    match = _TOKEN.match
-    while pos < end:
-        m = match(text, pos)
-        if m is None:
-            return None
-        number, word, arrow, punct = m.groups()
-        if number is not None:
-            out.append(("int", number))
-        elif word is not None:
-            out.append(("kw" if word in _KEYWORDS else "name", word))
-        elif arrow is not None:
-            out.append(("op", "->"))
-        else:
-            out.append(("op", punct))
-        pos = m.end()
-    out.append(("end", ""))
-    return out
+def _tokens(text: str) -> list[str] | None:
+    if _ARROW in text:
+        return None
+    text = text.replace("->", f" {_ARROW} ")
+    for mark in _PUNCTUATION:
+        text = text.replace(mark, f" {mark} ")
+    return text.split()
+
+
+def _is_name(token: str) -> bool:
+    return token.isidentifier() and token.isascii() and token not in _KEYWORDS
+
+
+def _nesting(tokens: list[str]) -> list[int] | None:
+    """How many parentheses are open after each token; None when they do not balance.
+
+    The ``(`` at ``i`` closes at the first later token where the count is one less.
+    """
+    nesting = list(accumulate(map(_PAREN_STEP.get, tokens, repeat(0))))
+    if nesting[-1] != 0 or min(nesting) < 0:
+        return None
+    return nesting
+
+
+_PAREN_STEP = {"(": 1, ")": -1}
 
 
 class _Reader:
-    __slots__ = ("at", "names", "tokens")
+    __slots__ = ("at", "groups", "names", "nesting", "tokens")
 
-    def __init__(self, tokens: list[tuple[str, str]]) -> None:
+    def __init__(self, tokens: list[str], nesting: list[int]) -> None:
         self.tokens = tokens
+        self.nesting = nesting
         self.at = 0
         self.names: dict[str, Var] = {}
+        # Maps written out by composition repeat the same parenthesised subexpression many
+        # times over (a reshape chain restates its linear index in every digit): each
+        # distinct group is built once. The builders are pure, so a repeat is the same tree.
+        self.groups: dict[tuple[str, ...], Expr] = {}
 
-    def peek(self) -> tuple[str, str]:
+    def peek(self) -> str:
         return self.tokens[self.at]
 
-    def take(self, value: str | None = None, kind: str | None = None) -> str:
-        k, v = self.tokens[self.at]
-        if (value is not None and v != value) or (kind is not None and k != kind):
+    def take(self, value: str) -> str:
+        token = self.tokens[self.at]
+        if token != value:
             raise _GiveUp
         self.at += 1
-        return v
+        return token
+
+    def take_name(self) -> str:
+        token = self.tokens[self.at]
+        if not _is_name(token):
+            raise _GiveUp
+        self.at += 1
+        return token
 
     def accept(self, value: str) -> bool:
-        if self.tokens[self.at][1] == value and self.tokens[self.at][0] != "name":
+        if self.tokens[self.at] == value:
             self.at += 1
             return True
         return False
@@ -112,7 +134,7 @@ class _Reader:
         names: list[str] = []
         if not self.accept(close):
             while True:
-                name = self.take(kind="name")
+                name = self.take_name()
                 if name in self.names:
                     raise _GiveUp
                 self.names[name] = Var(kind, len(names))
@@ -125,83 +147,110 @@ class _Reader:
     # -- expressions (loosest first, as the grammar) ----------------------------------
     def expr(self) -> Expr:
         lhs = self.product()
+        tokens = self.tokens
         while True:
-            k, v = self.tokens[self.at]
-            if k == "op" and v == "+":
+            token = tokens[self.at]
+            if token == "+":
                 self.at += 1
                 lhs = add(lhs, self.product())
-            elif k == "op" and v == "-":
+            elif token == "-":
                 self.at += 1
                 lhs = sub(lhs, self.product())
             else:
                 return lhs
 
     def product(self) -> Expr:
-        lhs = self.unary()
+        lhs = self.operand()
+        tokens = self.tokens
         while True:
-            k, v = self.tokens[self.at]
-            build = _PRODUCT.get(v) if k in ("op", "kw") else None
+            build = _PRODUCT.get(tokens[self.at])
             if build is None:
                 return lhs
             self.at += 1
-            rhs = self.unary()
+            rhs = self.operand()
             if build is not mul and type(rhs) is Const and rhs.value <= 0:
                 raise _GiveUp  # a divisor that is not positive: the Lark path words it
             lhs = build(lhs, rhs)
 
-    def unary(self) -> Expr:
-        if self.tokens[self.at] == ("op", "-"):
-            self.at += 1
-            return mul(self.unary(), -1)
-        return self.atom()
-
-    def atom(self) -> Expr:
-        k, v = self.tokens[self.at]
-        self.at += 1
-        if k == "int":
-            value = int(v)
+    def operand(self) -> Expr:
+        """A unary minus, a variable, a number, a parenthesised group or a min/max."""
+        tokens = self.tokens
+        at = self.at
+        token = tokens[at]
+        self.at = at + 1
+        var = self.names.get(token)  # declared names only: never a keyword or a number
+        if var is not None:
+            return var
+        if token == "(":
+            nesting = self.nesting
+            close = nesting.index(nesting[at] - 1, at + 1)
+            key = tuple(tokens[at + 1 : close])
+            inner = self.groups.get(key)
+            if inner is None:
+                inner = self.expr()
+                if self.at != close:
+                    raise _GiveUp
+                self.groups[key] = inner
+            self.at = close + 1
+            return inner
+        if token == "-":
+            return mul(self.operand(), -1)
+        if token.isdigit():
+            if not token.isascii():
+                raise _GiveUp
+            value = int(token)
             if value > INT64_MAX:
                 raise _GiveUp
             return const(value)
-        if k == "name":
-            var = self.names.get(v)
-            if var is None:
-                raise _GiveUp
-            return var
-        if k == "op" and v == "(":
-            inner = self.expr()
-            self.take(")")
-            return inner
-        if k == "kw" and v in ("min", "max"):
+        if token == "min" or token == "max":
             self.take("(")
             a = self.expr()
             self.take(",")
             b = self.expr()
             self.take(")")
-            return min_(a, b) if v == "min" else max_(a, b)
+            return min_(a, b) if token == "min" else max_(a, b)
         raise _GiveUp
 
-    def bound(self) -> int:
-        negative = self.accept("-")
-        value = int(self.take(kind="int"))
-        value = -value if negative else value
-        if not INT64_MIN <= value <= INT64_MAX:
+    def interval(self) -> Interval:
+        """``in [lower, upper]`` (every domain entry has one: read without further calls)."""
+        tokens = self.tokens
+        at = self.at
+        if tokens[at] != "in" or tokens[at + 1] != "[":
             raise _GiveUp
-        return value
+        at += 2
+        bounds = []
+        for closer in (",", "]"):
+            negative = tokens[at] == "-"
+            if negative:
+                at += 1
+            digits = tokens[at]
+            if not (digits.isdigit() and digits.isascii()) or tokens[at + 1] != closer:
+                raise _GiveUp
+            value = -int(digits) if negative else int(digits)
+            if not INT64_MIN <= value <= INT64_MAX:
+                raise _GiveUp
+            bounds.append(value)
+            at += 2
+        self.at = at
+        return Interval(bounds[0], bounds[1])
 
     def simplified_flag(self) -> None:
         self.take("is_simplified")
         self.take(":")
-        if self.take(kind="kw") not in ("true", "false"):
+        if not (self.accept("true") or self.accept("false")):
             raise _GiveUp
 
 
 def fast_parse(text: str, default_bounds: Interval) -> IndexingMap | None:
     """The map, or None when anything is out of the ordinary (then the Lark parser decides)."""
     tokens = _tokens(text)
-    if tokens is None or tokens[0] != ("op", "("):
+    if not tokens or tokens[0] != "(":
         return None
-    r = _Reader(tokens)
+    nesting = _nesting(tokens)
+    if nesting is None:
+        return None
+    tokens.append(_END)
+    r = _Reader(tokens, nesting)
     try:
         r.take("(")
         groups = [r.declare(")", VarKind.DIM), [], []]
@@ -209,7 +258,7 @@ def fast_parse(text: str, default_bounds: Interval) -> IndexingMap | None:
             groups[1] = r.declare("]", VarKind.RANGE)
         if r.accept("{"):
             groups[2] = r.declare("}", VarKind.RUNTIME)
-        r.take("->")
+        r.take(_ARROW)
         r.take("(")
         results: list[Expr] = []
         if not r.accept(")"):
@@ -219,38 +268,31 @@ def fast_parse(text: str, default_bounds: Interval) -> IndexingMap | None:
             r.take(")")
         entries: list[tuple[Expr, Interval]] | None = None
         had_comma = r.accept(",")
-        k, v = r.peek()
-        if k == "kw" and v == "domain":
+        token = r.peek()
+        if token == "domain":
             r.at += 1
             r.take(":")
             entries = []
             while True:
                 expr = r.expr()
-                r.take("in")
-                r.take("[")
-                lower = r.bound()
-                r.take(",")
-                upper = r.bound()
-                r.take("]")
-                entries.append((expr, Interval(lower, upper)))
-                k, v = r.peek()
-                if k == "end":
+                entries.append((expr, r.interval()))
+                if r.peek() == _END:
                     break
                 comma = r.accept(",")
-                if r.peek() == ("kw", "is_simplified"):
+                if r.peek() == "is_simplified":
                     r.simplified_flag()
                     break
-                if r.peek()[0] == "end":
+                if r.peek() == _END:
                     if comma:
                         raise _GiveUp
                     break
-        elif k == "kw" and v == "is_simplified":
+        elif token == "is_simplified":
             r.simplified_flag()
         elif had_comma:
             raise _GiveUp
-        if r.peek()[0] != "end":
+        if r.peek() != _END:
             raise _GiveUp
-    except (_GiveUp, IndexError, ValueError, ArithmeticError, RecursionError):
+    except (_GiveUp, IndexError, KeyError, ValueError, ArithmeticError, RecursionError):
         return None  # RecursionError: nesting deeper than this reader goes; Lark reads it
     try:
         return _assemble(tuple(results), groups, entries, default_bounds)
@@ -264,9 +306,10 @@ def _assemble(
     entries: list[tuple[Expr, Interval]] | None,
     default_bounds: Interval,
 ) -> IndexingMap | None:
-    from .syntax import MAX_EXPR_DEPTH, expression_depth
+    from .syntax import too_deep
 
-    if any(expression_depth(e) > MAX_EXPR_DEPTH for e in results):
+    depths: dict[int, int] = {}  # the results and constraints share subtrees
+    if any(too_deep(e, depths) for e in results):
         return None
     if entries is None:
         variables = [[Variable(default_bounds, n) for n in group] for group in groups]
@@ -282,7 +325,7 @@ def _assemble(
     constraints: list[Constraint] = []
     tightens = False
     for expr, interval in entries[len(expected) :]:
-        if expression_depth(expr) > MAX_EXPR_DEPTH:
+        if too_deep(expr, depths):
             return None
         tightens = tightens or type(expr) in (Var, Const)
         constraints.append((expr, interval))

@@ -39,6 +39,7 @@ from ..errors import DomainError, HloidxError, MapSyntaxError
 from ..grammar_files import grammar_text, lark_parser
 from ..source import Source, Span
 from .expr import (
+    Add,
     Const,
     Expr,
     Var,
@@ -290,8 +291,8 @@ class _MapBuilder(Transformer):
         return IndexingMap(results, *map(tuple, variables), tuple(constraints))
 
     def _check_depth(self, expr: Expr, anchor: Token) -> None:
-        depth = expression_depth(expr)
-        if depth > MAX_EXPR_DEPTH:
+        if too_deep(expr):
+            depth = expression_depth(expr)
             raise MapSyntaxError(
                 f"expression nested too deeply ({depth} levels, at most {MAX_EXPR_DEPTH})",
                 self._span(anchor),
@@ -313,6 +314,47 @@ def expression_depth(expr: Expr) -> int:
             stack.append((node, True))
             stack.extend((k, False) for k in kids if id(k) not in depth)
     return depth[id(expr)]
+
+
+def too_deep(expr: Expr, known: dict[int, int] | None = None) -> bool:
+    """Whether ``expr`` has more than ``MAX_EXPR_DEPTH`` levels.
+
+    Cheaper than :func:`expression_depth` (every map read asks): recursion that stops one
+    level past the limit. ``known`` carries depths by node id between calls on trees that
+    share subtrees, while the caller keeps those trees alive.
+    """
+    return _capped_depth(expr, {} if known is None else known, MAX_EXPR_DEPTH) > MAX_EXPR_DEPTH
+
+
+def _capped_depth(node: Expr, known: dict[int, int], budget: int) -> int:
+    """The depth of ``node``, or some number above ``budget`` when it is deeper than that."""
+    kind = type(node)
+    if kind is Var or kind is Const:
+        return 1
+    depth = known.get(id(node))
+    if depth is not None:
+        return depth
+    if budget <= 1:
+        return budget + 1  # not stored: only "too deep" is known, not the depth
+    below = budget - 1
+    if kind is Add:
+        deepest = 0
+        for term in node.terms:  # type: ignore[attr-defined]
+            d = _capped_depth(term, known, below)
+            if d > below:
+                return budget + 1
+            if d > deepest:
+                deepest = d
+    else:
+        lhs = _capped_depth(node.lhs, known, below)  # type: ignore[attr-defined]
+        if lhs > below:
+            return budget + 1
+        rhs = _capped_depth(node.rhs, known, below)  # type: ignore[attr-defined]
+        if rhs > below:
+            return budget + 1
+        deepest = lhs if lhs > rhs else rhs
+    known[id(node)] = deepest + 1
+    return deepest + 1
 
 
 # ---------------------------------------------------------------------------
@@ -524,4 +566,11 @@ def _syntax_error(error: UnexpectedInput, source: Source) -> MapSyntaxError:
     return MapSyntaxError(f"expected {_describe_expected(expected)}, found {found}", span)
 
 
-__all__ = ["MAX_EXPR_DEPTH", "build_grammar", "expression_depth", "parse_expr", "parse_map"]
+__all__ = [
+    "MAX_EXPR_DEPTH",
+    "build_grammar",
+    "expression_depth",
+    "parse_expr",
+    "parse_map",
+    "too_deep",
+]
