@@ -21,10 +21,10 @@ emits. A constant divisor must be positive: zero or negative raises :class:`Doma
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
+from ..caches import register
 from ..errors import DomainError
 
 
@@ -41,16 +41,24 @@ class VarKind(IntEnum):
 
 
 class Expr:
-    """Base of all expression nodes. Immutable, hashable (hash cached), never truthy."""
+    """Base of all expression nodes. Immutable, hashable (hash cached), never truthy.
 
-    __slots__ = ()
+    Compound nodes are hash-consed: building a node equal to one that exists gives that
+    node back (see :func:`_interned`), so equal trees are usually the same object and
+    equality, hashing and memo look-ups mostly stop at identity. Equality stays structural,
+    so a node built before the intern tables were last cleared still equals its twin.
+    """
+
+    # ``_range_memo`` and ``_simplified_memo`` are caches, not state: ``(owner, value)`` for
+    # the one range evaluator or simplifier that last asked (see range_eval and simplify).
+    __slots__ = ("_hash", "_range_memo", "_simplified_memo")
 
     # -- identity ---------------------------------------------------------
     def _key(self) -> tuple[Any, ...]:
         raise NotImplementedError
 
     def __hash__(self) -> int:
-        return self._hash  # type: ignore[attr-defined]
+        return self._hash
 
     def __eq__(self, other: object) -> bool:
         if self is other:
@@ -69,6 +77,12 @@ class Expr:
 
     def __bool__(self) -> bool:
         raise TypeError("an expression has no truth value; compare with == or use is_const()")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"expression nodes are immutable (cannot set {name!r})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"expression nodes are immutable (cannot delete {name!r})")
 
     # -- operator sugar (all through the builders) ----------------------------
     def __add__(self, other: Expr | int) -> Expr:
@@ -126,50 +140,150 @@ class Expr:
         return f"{type(self).__name__}({self})"
 
 
-def _finish(node: Expr, key: tuple[Any, ...]) -> None:
-    object.__setattr__(node, "_hash", hash((type(node).__name__, key)))
+#: What a node caches before anything asked (``(owner, value)`` with no owner).
+_NO_MEMO = (None, None)
+
+#: The owner of a cached value that holds over every domain (a constant is its own
+#: simplified form and its own single-point interval everywhere).
+EVERY_DOMAIN = object()
+
+# Writing a slot through its descriptor bypasses ``Expr.__setattr__`` (nodes are immutable
+# to everyone else) and costs less than ``object.__setattr__``.
+_new = object.__new__
+_set_hash = Expr._hash.__set__  # type: ignore[attr-defined]
+_set_range_memo = Expr._range_memo.__set__  # type: ignore[attr-defined]
+_set_simplified_memo = Expr._simplified_memo.__set__  # type: ignore[attr-defined]
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+def _start(cls: type, key_hash: int) -> Any:
+    node = _new(cls)
+    _set_hash(node, key_hash)
+    _set_range_memo(node, _NO_MEMO)
+    _set_simplified_memo(node, _NO_MEMO)
+    return node
+
+
+# ---------------------------------------------------------------------------
+# Intern tables (hash-consing)
+# ---------------------------------------------------------------------------
+
+#: Compound nodes by class and the identities of their children. A key names children by
+#: ``id``: the node stored under it keeps those children alive, so the ids stay theirs.
+_INTERNED: dict[tuple, Expr] = {}
+
+#: Bound on interned compound nodes (memory for long runs; clearing only costs sharing).
+_MAX_INTERNED = 1 << 18
+
+#: Constants and variables in these ranges are interned for good (as they always were).
+_CONST_CACHE: dict[int, Const] = {}
+_VAR_CACHE: tuple[dict[int, Var], dict[int, Var], dict[int, Var]] = ({}, {}, {})
+
+
+@register
+def clear_interned() -> None:
+    """Forget the interned compound nodes (nodes built later no longer share with older ones)."""
+    _INTERNED.clear()
+
+
+def adopt(node: Expr) -> None:
+    """Make ``node`` the interned one for its children, unless an equal node already is.
+
+    For nodes built before the tables were last cleared: once adopted, rebuilding the same
+    node from the same children gives ``node`` back, with whatever it has cached.
+    """
+    t = type(node)
+    if t is Add:
+        key = (Add, *map(id, node.terms))  # type: ignore[attr-defined]
+    elif t is Const or t is Var:
+        return
+    else:
+        key = (t, id(node.lhs), id(node.rhs))  # type: ignore[attr-defined]
+    if key not in _INTERNED:
+        _remember(key, node)
+
+
+def _remember(key: tuple, node: Expr) -> None:
+    if len(_INTERNED) >= _MAX_INTERNED:
+        _INTERNED.clear()
+    _INTERNED[key] = node
+
+
 class Const(Expr):
-    value: int
-    _hash: int = field(init=False, compare=False)
+    __slots__ = ("value",)
 
-    def __post_init__(self) -> None:
-        _finish(self, (self.value,))
+    def __new__(cls, value: int) -> Const:
+        if type(value) is not int:
+            value = int(value)
+        node = _CONST_CACHE.get(value)
+        if node is not None:
+            return node
+        node = _start(cls, hash(("Const", (value,))))
+        _set_value(node, value)
+        _set_simplified_memo(node, (EVERY_DOMAIN, node))
+        if -1024 <= value <= 1024:
+            _CONST_CACHE[value] = node
+        return node
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Const, (self.value,))
 
     def _key(self) -> tuple[Any, ...]:
         return (self.value,)
+
+    def _same_fields(self, other: Expr) -> bool:
+        return self.value == other.value  # type: ignore[attr-defined]
 
     def is_const(self, value: int | None = None) -> bool:
         return value is None or self.value == value
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Var(Expr):
     """Variable ``index`` of kind ``kind``: ``d<i>``, ``s<i>`` (range) or ``rt<i>`` (runtime)."""
 
-    kind: VarKind
-    index: int
-    _hash: int = field(init=False, compare=False)
+    __slots__ = ("index", "kind")
 
-    def __post_init__(self) -> None:
-        _finish(self, (int(self.kind), self.index))
+    def __new__(cls, kind: VarKind, index: int) -> Var:
+        # One object per variable: building maps asks for the same few variables constantly,
+        # and equal-by-identity keys make every dict lookup on them cheap.
+        cache = _VAR_CACHE[kind]
+        node = cache.get(index)
+        if node is not None:
+            return node
+        kind = VarKind(kind)
+        node = _start(cls, hash(("Var", (int(kind), index))))
+        _set_kind(node, kind)
+        _set_index(node, index)
+        if type(index) is int and 0 <= index < 4096:
+            cache[index] = node
+        return node
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Var, (self.kind, self.index))
 
     def _key(self) -> tuple[Any, ...]:
         return (int(self.kind), self.index)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Add(Expr):
     """An n-ary sum (at least two summands, no nested ``Add``, constant summand last)."""
 
-    terms: tuple[Expr, ...]
-    _hash: int = field(init=False, compare=False)
+    __slots__ = ("terms",)
 
-    def __post_init__(self) -> None:
+    def __new__(cls, terms: tuple[Expr, ...]) -> Add:
+        if type(terms) is not tuple:
+            terms = tuple(terms)
+        key = (Add, *map(id, terms))
+        node = _INTERNED.get(key)
+        if node is not None:
+            return node  # type: ignore[return-value]
         # From the summands' cached hashes (no Python-level __hash__ call per summand).
-        object.__setattr__(self, "_hash", hash(("Add", *(t._hash for t in self.terms))))
+        node = _start(cls, hash(("Add", *(t._hash for t in terms))))
+        _set_terms(node, terms)
+        _remember(key, node)
+        return node
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Add, (self.terms,))
 
     def _key(self) -> tuple[Any, ...]:
         return self.terms
@@ -178,18 +292,22 @@ class Add(Expr):
         return self.terms == other.terms  # type: ignore[attr-defined]
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class BinaryExpr(Expr):
-    lhs: Expr
-    rhs: Expr
-    _hash: int = field(init=False, compare=False)
+    __slots__ = ("lhs", "rhs")
 
-    def __post_init__(self) -> None:
-        object.__setattr__(
-            self,
-            "_hash",
-            hash((type(self).__name__, self.lhs._hash, self.rhs._hash)),  # type: ignore[attr-defined]
-        )
+    def __new__(cls, lhs: Expr, rhs: Expr) -> BinaryExpr:
+        key = (cls, id(lhs), id(rhs))
+        node = _INTERNED.get(key)
+        if node is not None:
+            return node  # type: ignore[return-value]
+        node = _start(cls, hash((cls.__name__, lhs._hash, rhs._hash)))
+        _set_lhs(node, lhs)
+        _set_rhs(node, rhs)
+        _remember(key, node)
+        return node
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.lhs, self.rhs))
 
     def _key(self) -> tuple[Any, ...]:
         return (self.lhs, self.rhs)
@@ -201,6 +319,14 @@ class BinaryExpr(Expr):
             return False
         a, b = self.rhs, other.rhs  # type: ignore[attr-defined]
         return a is b or a == b
+
+
+_set_value = Const.value.__set__  # type: ignore[attr-defined]
+_set_kind = Var.kind.__set__  # type: ignore[attr-defined]
+_set_index = Var.index.__set__  # type: ignore[attr-defined]
+_set_terms = Add.terms.__set__  # type: ignore[attr-defined]
+_set_lhs = BinaryExpr.lhs.__set__  # type: ignore[attr-defined]
+_set_rhs = BinaryExpr.rhs.__set__  # type: ignore[attr-defined]
 
 
 class Mul(BinaryExpr):
@@ -233,35 +359,20 @@ class Max(BinaryExpr):
 # Builders
 # ---------------------------------------------------------------------------
 
-_CONST_CACHE: dict[int, Const] = {}
-
 
 def const(value: int) -> Const:
-    value = int(value)
     node = _CONST_CACHE.get(value)
-    if node is None:
-        node = Const(value)
-        if -1024 <= value <= 1024:
-            _CONST_CACHE[value] = node
-    return node
+    if node is not None and type(value) is int:
+        return node
+    return Const(value)
 
 
 ZERO = const(0)
 
 
-_VAR_CACHE: tuple[dict[int, Var], dict[int, Var], dict[int, Var]] = ({}, {}, {})
-
-
 def _var(kind: VarKind, index: int) -> Var:
-    # One object per variable: building maps asks for the same few variables constantly,
-    # and equal-by-identity keys make every dict lookup on them cheap.
-    cache = _VAR_CACHE[kind]
-    node = cache.get(index)
-    if node is None:
-        node = Var(kind, index)
-        if type(index) is int and 0 <= index < 4096:
-            cache[index] = node
-    return node
+    node = _VAR_CACHE[kind].get(index)
+    return node if node is not None else Var(kind, index)
 
 
 def dim(index: int) -> Var:

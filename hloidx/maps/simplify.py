@@ -42,6 +42,7 @@ from ..caches import register
 from .constraints import _known_empty, _merge_mod_constraints, _move_into_interval
 from .expr import (
     BUILDERS,
+    EVERY_DOMAIN,
     Add,
     CeilDiv,
     Const,
@@ -51,11 +52,12 @@ from .expr import (
     Min,
     Mod,
     Var,
+    _set_simplified_memo,
     add,
+    adopt,
     ceildiv,
     const,
     floordiv,
-    map_children,
     mod,
     mul,
 )
@@ -84,10 +86,14 @@ _MAX_REWRITES = 64
 class ExprSimplifier:
     """Simplifies expressions over one domain; results are memoised per sub-expression.
 
+    The simplified form of a node is kept on the node (``Expr._simplified_memo``), owned by
+    this simplifier's token, as range_eval keeps intervals: nodes are interned, so the equal
+    sub-expressions that rewrites rebuild find the result without a table look-up.
+
     ``on_rule(family, before, after)`` is called for every rewrite (for ``--explain``).
     """
 
-    __slots__ = ("_constraints_may_pin", "_memo", "_on_rule", "evaluator", "range")
+    __slots__ = ("_constraints_may_pin", "_on_rule", "_token", "evaluator", "range")
 
     def __init__(
         self,
@@ -97,8 +103,8 @@ class ExprSimplifier:
         self.evaluator = evaluator
         self.range = evaluator.range
         self._constraints_may_pin = evaluator.has_constraints
-        self._memo: dict[Expr, Expr] = {}
         self._on_rule = on_rule
+        self._token = object()
 
     def _fired(self, family: str, before: Expr, after: Expr) -> Expr:
         if self._on_rule is not None and after != before:
@@ -108,11 +114,9 @@ class ExprSimplifier:
     # -- driver ------------------------------------------------------------------
     def simplify(self, expr: Expr) -> Expr:
         """The simplified form of ``expr`` (a fixed point of every rule)."""
-        if type(expr) is Const:
-            return expr
-        memo = self._memo
-        done = memo.get(expr)
-        if done is not None:
+        token = self._token
+        owner, done = expr._simplified_memo
+        if owner is token or owner is EVERY_DOMAIN:
             return done
         current = expr
         # Every form passed on the way is memoised to the result too: simplifying it afresh
@@ -121,7 +125,7 @@ class ExprSimplifier:
         passed = []
         for _ in range(_MAX_REWRITES):
             interval = self.range(current)
-            if self._point(interval, current):
+            if interval.lower == interval.upper and interval.lower not in _SATURATED:
                 result = self._fired("point-range", current, const(interval.lower))
                 break
             if type(current) is Var:
@@ -132,14 +136,14 @@ class ExprSimplifier:
                 result = node
                 break
             if node is not current:
-                done = memo.get(node)
-                if done is not None:
+                owner, done = node._simplified_memo
+                if owner is token:
                     result = done
                     break
                 passed.append(node)
                 # Simpler children can give a tighter interval for the node itself.
                 interval = self.range(node)
-                if self._point(interval, node):
+                if interval.lower == interval.upper and interval.lower not in _SATURATED:
                     result = self._fired("point-range", node, const(interval.lower))
                     break
             rewritten = self._rewrite(node)
@@ -153,17 +157,19 @@ class ExprSimplifier:
                         result = self._fired("point-range", result, const(interval.lower))
                 break
             current = rewritten
-            done = memo.get(current)
-            if done is not None:
+            owner, done = current._simplified_memo
+            if owner is token or owner is EVERY_DOMAIN:
                 result = done
                 break
             passed.append(current)
         else:  # pragma: no cover - a rule cycle would be a bug; stop safely
             result = current
-        memo[expr] = result
+        memo = (token, result)
+        _set_simplified_memo(expr, memo)
         for form in passed:
-            memo[form] = result
-        memo[result] = result
+            _set_simplified_memo(form, memo)
+        if result._simplified_memo[0] is not EVERY_DOMAIN:
+            _set_simplified_memo(result, memo)
         return result
 
     @staticmethod
@@ -172,25 +178,42 @@ class ExprSimplifier:
         return interval.lower == interval.upper and interval.lower not in _SATURATED
 
     def _simplify_children(self, node: Expr) -> Expr:
+        token = self._token
         t = type(node)
-        if t is FloorDiv or t is CeilDiv or t is Mod:
-            lhs, rhs = self.simplify(node.lhs), self.simplify(node.rhs)  # type: ignore[attr-defined]
-            if lhs is node.lhs and rhs is node.rhs:  # type: ignore[attr-defined]
-                return node
-            if type(rhs) is Const and rhs.value <= 0:
-                # A variable divisor pinned to zero or below: evaluation is undefined (or
-                # the builders would refuse the constant); keep the divisor as written.
-                return node if lhs is node.lhs else t(lhs, node.rhs)  # type: ignore[attr-defined]
-            return BUILDERS[t](lhs, rhs)
         if t is Add:
             terms = node.terms  # type: ignore[attr-defined]
-            simplify = self.simplify
-            new = [simplify(k) for k in terms]
-            for a, b in zip(new, terms):  # noqa: B905 - equal lengths by construction
-                if a is not b:
-                    return add(*new)
+            new = []
+            changed = False
+            for k in terms:
+                owner, done = k._simplified_memo
+                if owner is not token and owner is not EVERY_DOMAIN:
+                    done = self.simplify(k)
+                if done is not k:
+                    changed = True
+                new.append(done)
+            if changed:
+                return add(*new)
+            # The node may predate the intern table (built before it was cleared): adopt it,
+            # so that rules rebuilding it from these children find it and its memo.
+            adopt(node)
             return node
-        return map_children(node, self.simplify)
+        lhs, rhs = node.lhs, node.rhs  # type: ignore[attr-defined]
+        owner, new_lhs = lhs._simplified_memo
+        if owner is not token and owner is not EVERY_DOMAIN:
+            new_lhs = self.simplify(lhs)
+        owner, new_rhs = rhs._simplified_memo
+        if owner is not token and owner is not EVERY_DOMAIN:
+            new_rhs = self.simplify(rhs)
+        if new_lhs is lhs and new_rhs is rhs:
+            adopt(node)
+            return node
+        if (t is FloorDiv or t is CeilDiv or t is Mod) and (
+            type(new_rhs) is Const and new_rhs.value <= 0
+        ):
+            # A variable divisor pinned to zero or below: evaluation is undefined (or the
+            # builders would refuse the constant); keep the divisor as written.
+            return node if new_lhs is lhs else t(new_lhs, rhs)
+        return BUILDERS[t](new_lhs, new_rhs)
 
     def _rewrite(self, node: Expr) -> Expr | None:
         """One rule application at the root of ``node`` (children already simplified)."""
@@ -381,10 +404,9 @@ class ExprSimplifier:
 _SHARED: dict[tuple, ExprSimplifier] = {}
 register(_SHARED.clear)
 
-#: Domains kept, and sub-expressions memoised per domain, before a table is dropped (a
-#: bound on memory for long runs; dropping only costs recomputation).
+#: Domains kept before the table is dropped (a bound on memory for long runs; dropping only
+#: costs recomputation). Sub-results live on the nodes, as long as the nodes do.
 _MAX_SHARED_DOMAINS = 512
-_MAX_SHARED_MEMO = 200_000
 
 
 def _shared_simplifier(
@@ -393,7 +415,7 @@ def _shared_simplifier(
     """The simplifier of the domain ``bounds`` + ``constraints``, shared by every caller."""
     key = (tuple(bounds.items()), constraints)
     simplifier = _SHARED.get(key)
-    if simplifier is None or len(simplifier._memo) > _MAX_SHARED_MEMO:
+    if simplifier is None:
         if len(_SHARED) >= _MAX_SHARED_DOMAINS:
             _SHARED.clear()
         simplifier = ExprSimplifier(RangeEvaluator(bounds, constraints))
@@ -477,14 +499,19 @@ def _simplify_constraints(
 def clear_caches() -> None:
     """Forget every memoised simplification and expression property (for cold benchmarks)."""
     from . import expr
-    from .map_simplify import _simplified
+    from .map_simplify import _simplified, operations
 
     _simplified.cache_clear()
+    operations.cache_clear()
     _SHARED.clear()
     _cost.cache_clear()
     expr.variables.cache_clear()
     expr.sort_key.cache_clear()
     expr.xla_order_key.cache_clear()
+    # Interned nodes carry no results of their own, but a node built again finds its twin
+    # (and that twin's cached interval and simplified form when the domain is the same):
+    # a cold call must build its nodes afresh.
+    expr.clear_interned()
 
 
 # ---------------------------------------------------------------------------
