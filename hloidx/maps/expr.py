@@ -453,6 +453,22 @@ def sub(lhs: Expr | int, rhs: Expr | int) -> Expr:
 
 def mul(lhs: Expr | int, rhs: Expr | int) -> Expr:
     """The product; constants fold, move right, merge and distribute over sums."""
+    if type(rhs) is int and isinstance(lhs, Expr):
+        # The usual call (an expression times an int), with the steps below inlined.
+        t = type(lhs)
+        if t is Const:
+            return const(lhs.value * rhs)  # type: ignore[attr-defined]
+        if rhs == 0:
+            return ZERO
+        if rhs == 1:
+            return lhs
+        if t is Add:
+            return add(*(mul(u, rhs) for u in lhs.terms))  # type: ignore[attr-defined]
+        if t is Mul and type(lhs.rhs) is Const:  # type: ignore[attr-defined]
+            rhs *= lhs.rhs.value  # type: ignore[attr-defined]
+            lhs = lhs.lhs  # type: ignore[attr-defined]
+            return lhs if rhs == 1 else Mul(lhs, const(rhs))
+        return Mul(lhs, const(rhs))
     lhs, rhs = as_expr(lhs), as_expr(rhs)
     if type(lhs) is Const:
         lhs, rhs = rhs, lhs
@@ -492,6 +508,13 @@ def _negated(x: Expr) -> Expr:
 
 
 def floordiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
+    if type(rhs) is int and rhs > 0 and isinstance(lhs, Expr):
+        # The usual call (a positive int divisor), with the steps below inlined.
+        if rhs == 1:
+            return lhs
+        if type(lhs) is Const:
+            return const(lhs.value // rhs)  # type: ignore[attr-defined]
+        return FloorDiv(lhs, const(rhs))
     lhs, rhs = as_expr(lhs), _checked_divisor(as_expr(rhs), "floordiv")
     if type(rhs) is Const and rhs.value < 0:
         return floordiv(_negated(lhs), -rhs.value)
@@ -504,6 +527,13 @@ def floordiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
 
 
 def ceildiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
+    if type(rhs) is int and rhs > 0 and isinstance(lhs, Expr):
+        # The usual call (a positive int divisor), with the steps below inlined.
+        if rhs == 1:
+            return lhs
+        if type(lhs) is Const:
+            return const(-(-lhs.value // rhs))  # type: ignore[attr-defined]
+        return CeilDiv(lhs, const(rhs))
     lhs, rhs = as_expr(lhs), _checked_divisor(as_expr(rhs), "ceildiv")
     if type(rhs) is Const and rhs.value < 0:
         return ceildiv(_negated(lhs), -rhs.value)
@@ -516,6 +546,13 @@ def ceildiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
 
 
 def mod(lhs: Expr | int, rhs: Expr | int) -> Expr:
+    if type(rhs) is int and rhs > 0 and isinstance(lhs, Expr):
+        # The usual call (a positive int divisor), with the steps below inlined.
+        if rhs == 1:
+            return ZERO
+        if type(lhs) is Const:
+            return const(lhs.value % rhs)  # type: ignore[attr-defined]
+        return Mod(lhs, const(rhs))
     lhs, rhs = as_expr(lhs), _checked_divisor(as_expr(rhs), "mod")
     if type(rhs) is Const and rhs.value < 0:
         return _negated(mod(_negated(lhs), -rhs.value))

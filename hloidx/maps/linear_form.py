@@ -13,7 +13,6 @@ from .expr import (
     Mul,
     children,
     const,
-    split_coefficient,
     xla_order_key,
 )
 
@@ -28,10 +27,13 @@ def _linear(expr: Expr) -> tuple[Terms, int]:
     terms: Terms = []
     constant = 0
     for term in summands:
-        if type(term) is Const:
+        t = type(term)
+        if t is Const:
             constant += term.value
+        elif t is Mul and type(term.rhs) is Const:
+            terms.append((term.lhs, term.rhs.value))
         else:
-            terms.append(split_coefficient(term))
+            terms.append((term, 1))
     return terms, constant
 
 

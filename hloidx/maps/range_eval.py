@@ -33,7 +33,9 @@ from .expr import (
 from .indexing_map import Constraint, IndexingMap
 from .interval import INT64_MAX as _INT64_MAX
 from .interval import INT64_MIN as _INT64_MIN
-from .interval import Interval, make_interval, saturate
+from .interval import Interval, _set_lower, _set_upper, make_interval, saturate
+
+_new = object.__new__
 
 
 def _corners_div(lhs: Interval, rhs: Interval, ceil: bool) -> Interval:
@@ -189,7 +191,31 @@ class RangeEvaluator:
                 lhs = self.range(expr.lhs)
             rhs = expr.rhs
             if type(rhs) is Const and rhs.value > 0 and t is not Min and t is not Max:
-                result = _by_positive_constant(t, lhs, rhs.value)
+                # By a positive constant, the common case: the intervals of Interval's
+                # ``*``, ``floordiv``, ``ceildiv`` and ``mod``, inlined.
+                c = rhs.value
+                lower, upper = lhs.lower, lhs.upper
+                if lower > upper:
+                    result = Interval.EMPTY
+                else:
+                    if t is Mul:
+                        lower, upper = lower * c, upper * c
+                        if not _INT64_MIN <= lower <= _INT64_MAX:
+                            lower = saturate(lower)
+                        if not _INT64_MIN <= upper <= _INT64_MAX:
+                            upper = saturate(upper)
+                    elif t is FloorDiv:
+                        lower, upper = lower // c, upper // c
+                    elif t is Mod:
+                        if upper - lower < c and lower // c == upper // c:
+                            lower, upper = lower % c, upper % c
+                        else:
+                            lower, upper = 0, c - 1
+                    else:
+                        lower, upper = -(-lower // c), -(-upper // c)
+                    result = _new(Interval)
+                    _set_lower(result, lower)
+                    _set_upper(result, upper)
             else:
                 owner, rhs = rhs._range_memo
                 if owner is not token and owner is not _EVERY_DOMAIN:
@@ -216,23 +242,6 @@ class RangeEvaluator:
         return result
 
     __call__ = range
-
-
-def _by_positive_constant(t: type, lhs: Interval, c: int) -> Interval:
-    """``lhs op c`` for a constant ``c > 0``: the common case, without the general helpers
-    (the same intervals as ``Interval.__mul__``, ``floordiv``, ``ceildiv`` and ``mod``)."""
-    lower, upper = lhs.lower, lhs.upper
-    if lower > upper:
-        return Interval.EMPTY
-    if t is Mul:
-        return make_interval(saturate(lower * c), saturate(upper * c))
-    if t is FloorDiv:
-        return make_interval(lower // c, upper // c)
-    if t is Mod:
-        if upper - lower < c and lower // c == upper // c:
-            return make_interval(lower % c, upper % c)
-        return make_interval(0, c - 1)
-    return make_interval(-(-lower // c), -(-upper // c))
 
 
 def expr_range(

@@ -118,21 +118,26 @@ class ExprSimplifier:
         owner, done = expr._simplified_memo
         if owner is token or owner is EVERY_DOMAIN:
             return done
+        range_token = self.evaluator._token
         current = expr
         # Every form passed on the way is memoised to the result too: simplifying it afresh
         # would run exactly the remaining steps (children are memoised fixed points), and
         # other expressions that simplify through the same forms then stop early.
         passed = []
         for _ in range(_MAX_REWRITES):
-            interval = self.range(current)
+            owner, interval = current._range_memo
+            if owner is not range_token:
+                interval = self.range(current)
             if interval.lower == interval.upper and interval.lower not in _SATURATED:
                 result = self._fired("point-range", current, const(interval.lower))
                 break
-            if type(current) is Var:
+            t = type(current)
+            if t is Var:
                 result = current
                 break
             node = self._simplify_children(current)
-            if type(node) is Const:
+            t = type(node)
+            if t is Const:
                 result = node
                 break
             if node is not current:
@@ -142,12 +147,18 @@ class ExprSimplifier:
                     break
                 passed.append(node)
                 # Simpler children can give a tighter interval for the node itself.
-                interval = self.range(node)
+                owner, interval = node._range_memo
+                if owner is not range_token:
+                    interval = self.range(node)
                 if interval.lower == interval.upper and interval.lower not in _SATURATED:
                     result = self._fired("point-range", node, const(interval.lower))
                     break
-            rewritten = self._rewrite(node)
+            rule = _RULES.get(t)
+            rewritten = None if rule is None else rule(self, node)
             if rewritten is None:
+                if t is not Add:
+                    result = node
+                    break
                 result = _sorted_sum(node)
                 if result is not node and self._constraints_may_pin:
                     # A constraint is stored on the canonical (sorted) sum: its interval
@@ -217,18 +228,8 @@ class ExprSimplifier:
 
     def _rewrite(self, node: Expr) -> Expr | None:
         """One rule application at the root of ``node`` (children already simplified)."""
-        t = type(node)
-        if t is Add:
-            return self._rewrite_sum(node)
-        if t is Mod:
-            return self._rewrite_mod(node)
-        if t is FloorDiv:
-            return self._rewrite_floordiv(node)
-        if t is CeilDiv:
-            return self._rewrite_ceildiv(node)
-        if t is Min or t is Max:
-            return self._rewrite_min_max(node)
-        return None
+        rule = _RULES.get(type(node))
+        return None if rule is None else rule(self, node)
 
     def _positive_divisor(self, node: Expr) -> int | None:
         rhs = node.rhs  # type: ignore[attr-defined]
@@ -391,6 +392,18 @@ class ExprSimplifier:
 
     def _simplify_shallow(self, expr: Expr) -> Expr:
         return _sorted_sum(expr)
+
+
+#: The rule family of each node kind (children already simplified); kinds without one
+#: (variables, products) are fixed points once their children are.
+_RULES: dict[type, Callable[[ExprSimplifier, Expr], Expr | None]] = {
+    Add: ExprSimplifier._rewrite_sum,
+    Mod: ExprSimplifier._rewrite_mod,
+    FloorDiv: ExprSimplifier._rewrite_floordiv,
+    CeilDiv: ExprSimplifier._rewrite_ceildiv,
+    Min: ExprSimplifier._rewrite_min_max,
+    Max: ExprSimplifier._rewrite_min_max,
+}
 
 
 # ---------------------------------------------------------------------------
