@@ -49,9 +49,11 @@ class Expr:
     so a node built before the intern tables were last cleared still equals its twin.
     """
 
+    # ``operations``: the binary operations written in the tree (a sum of k summands is k - 1
+    # additions), what "longer" means to the simplifier; one addition per node to build.
     # ``_range_memo`` and ``_simplified_memo`` are caches, not state: ``(owner, value)`` for
     # the one range evaluator or simplifier that last asked (see range_eval and simplify).
-    __slots__ = ("_hash", "_range_memo", "_simplified_memo")
+    __slots__ = ("_hash", "_range_memo", "_simplified_memo", "operations")
 
     # -- identity ---------------------------------------------------------
     def _key(self) -> tuple[Any, ...]:
@@ -153,11 +155,13 @@ _new = object.__new__
 _set_hash = Expr._hash.__set__  # type: ignore[attr-defined]
 _set_range_memo = Expr._range_memo.__set__  # type: ignore[attr-defined]
 _set_simplified_memo = Expr._simplified_memo.__set__  # type: ignore[attr-defined]
+_set_operations = Expr.operations.__set__  # type: ignore[attr-defined]
 
 
-def _start(cls: type, key_hash: int) -> Any:
+def _start(cls: type, key_hash: int, operations: int) -> Any:
     node = _new(cls)
     _set_hash(node, key_hash)
+    _set_operations(node, operations)
     _set_range_memo(node, _NO_MEMO)
     _set_simplified_memo(node, _NO_MEMO)
     return node
@@ -217,7 +221,7 @@ class Const(Expr):
         node = _CONST_CACHE.get(value)
         if node is not None:
             return node
-        node = _start(cls, hash(("Const", (value,))))
+        node = _start(cls, hash(("Const", (value,))), 0)
         _set_value(node, value)
         _set_simplified_memo(node, (EVERY_DOMAIN, node))
         if -1024 <= value <= 1024:
@@ -250,7 +254,7 @@ class Var(Expr):
         if node is not None:
             return node
         kind = VarKind(kind)
-        node = _start(cls, hash(("Var", (int(kind), index))))
+        node = _start(cls, hash(("Var", (int(kind), index))), 0)
         _set_kind(node, kind)
         _set_index(node, index)
         if type(index) is int and 0 <= index < 4096:
@@ -277,7 +281,10 @@ class Add(Expr):
         if node is not None:
             return node  # type: ignore[return-value]
         # From the summands' cached hashes (no Python-level __hash__ call per summand).
-        node = _start(cls, hash(("Add", *(t._hash for t in terms))))
+        operations = len(terms) - 1
+        for t in terms:
+            operations += t.operations
+        node = _start(cls, hash(("Add", *(t._hash for t in terms))), operations)
         _set_terms(node, terms)
         _remember(key, node)
         return node
@@ -300,7 +307,9 @@ class BinaryExpr(Expr):
         node = _INTERNED.get(key)
         if node is not None:
             return node  # type: ignore[return-value]
-        node = _start(cls, hash((cls.__name__, lhs._hash, rhs._hash)))
+        node = _start(
+            cls, hash((cls.__name__, lhs._hash, rhs._hash)), 1 + lhs.operations + rhs.operations
+        )
         _set_lhs(node, lhs)
         _set_rhs(node, rhs)
         _remember(key, node)

@@ -74,13 +74,13 @@ def _combine(terms: Iterable[tuple[Expr, int]], constant: int = 0) -> Expr:
         summands.append(const(constant))
     if len(summands) == 1:
         return summands[0]
-    summands.sort(key=_summand_key)
+    summands.sort(key=xla_order_key)
     return Add(tuple(summands))
 
 
 def _sorted_sum(expr: Expr) -> Expr:
     if type(expr) is Add:
-        ordered = tuple(sorted(expr.terms, key=_summand_key))
+        ordered = tuple(sorted(expr.terms, key=xla_order_key))
         if ordered != expr.terms:
             return Add(ordered)
     return expr

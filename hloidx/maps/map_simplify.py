@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..caches import memo
-from .expr import Add, Const, Expr, Var, children, dim, sort_summands
+from .expr import Const, Expr, Var, children, dim, sort_summands
 from .indexing_map import IndexingMap, MapState
 from .range_eval import RangeEvaluator
 from .simplify import ExprSimplifier, _shared_simplifier, _simplify_constraints
@@ -100,15 +100,9 @@ def _simplify_map(
     return current
 
 
-@memo(65536)
 def operations(expr: Expr) -> int:
     """Binary operations written in ``expr``: a sum of k summands is k - 1 additions."""
-    t = type(expr)
-    if t is Const or t is Var:
-        return 0
-    if t is Add:
-        return len(expr.terms) - 1 + sum(operations(x) for x in expr.terms)
-    return 1 + operations(expr.lhs) + operations(expr.rhs)
+    return expr.operations
 
 
 def operation_count(indexing_map: IndexingMap) -> int:

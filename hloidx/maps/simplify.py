@@ -62,7 +62,7 @@ from .expr import (
     mul,
 )
 from .indexing_map import Constraint, IndexingMap, MapState
-from .interval import INT64_MAX, INT64_MIN, Interval
+from .interval import INT64_MAX, INT64_MIN, Interval, saturate
 from .linear_form import Terms, _combine, _cost, _linear, _sorted_sum
 from .range_eval import RangeEvaluator
 from .variables import remove_unused_vars, rescale_symbols
@@ -261,24 +261,43 @@ class ExprSimplifier:
             (high if c % g == 0 else low).append((m, c // g if c % g == 0 else c))
         return _combine(high, constant // g), _combine(low, constant % g)
 
-    def _low_split(
-        self, terms: Terms, constant: int, modulus: int
-    ) -> tuple[int, Expr, Expr] | None:
+    def _low_split(self, terms: Terms, constant: int, modulus: int) -> int | None:
         """The largest ``g > 1`` dividing ``modulus`` with ``Σ = g * high + low``, low < g."""
         candidates = sorted({gcd(c, modulus) for _, c in terms} - {1}, reverse=True)
         if not candidates:
             return None
-        ranges = [self.range(m) * c for m, c in terms]
+        # The interval of each summand as int ends (None when empty), saturated as
+        # Interval arithmetic saturates: most candidates fail, so no Interval is built.
+        range_of = self.range
+        ranges: list[tuple[int, int] | None] = []
+        for m, c in terms:
+            r = range_of(m)
+            if r.lower > r.upper:
+                ranges.append(None)
+                continue
+            a, b = r.lower * c, r.upper * c
+            if a > b:
+                a, b = b, a
+            ranges.append((saturate(a), saturate(b)))
         for g in candidates:
-            # The interval of the low part, without building it (most candidates fail).
-            r = Interval(constant % g, constant % g)
+            # The interval of the low part, without building it.
+            lower = upper = constant % g
+            empty = False
             for (_, c), rc in zip(terms, ranges, strict=True):
                 if c % g:
-                    r = r + rc
-            if r.lower >= 0 and r.upper < g:
-                high, low = self._split(terms, constant, g)
-                return g, high, low
+                    if rc is None:
+                        empty = True
+                        break
+                    lower = saturate(lower + rc[0])
+                    upper = saturate(upper + rc[1])
+            # An empty low part passes, as the empty interval [1, 0] always did.
+            if empty or (lower >= 0 and upper < g):
+                return g
         return None
+
+    def _high_part(self, terms: Terms, constant: int, g: int) -> Expr:
+        """``high`` of ``Σ terms + constant = g * high + low`` (see :meth:`_split`)."""
+        return _combine([(m, c // g) for m, c in terms if c % g == 0], constant // g)
 
     # -- mod ------------------------------------------------------------------------
     def _rewrite_mod(self, node: Expr) -> Expr | None:
@@ -299,9 +318,9 @@ class ExprSimplifier:
         r = self.range(x)
         if r.lower // m == r.upper // m:
             return self._fired("mod", node, _combine(terms, constant - (r.lower // m) * m))
-        split = self._low_split(terms, constant, m)
-        if split is not None:
-            g, high, low = split
+        g = self._low_split(terms, constant, m)
+        if g is not None:
+            high, low = self._split(terms, constant, g)
             return self._fired("mod", node, add(mul(mod(high, m // g), g), low))
         return None
 
@@ -325,9 +344,9 @@ class ExprSimplifier:
             outside = _combine(extracted, whole // d)
             inside = _combine(rest, constant - whole)
             return self._fired("floordiv", node, add(floordiv(inside, d), outside))
-        split = self._low_split(terms, constant, d)
-        if split is not None:
-            g, high, _ = split
+        g = self._low_split(terms, constant, d)
+        if g is not None:
+            high = self._high_part(terms, constant, g)
             return self._fired("floordiv", node, floordiv(high, d // g))
         # A single inner floordiv summand: (a floordiv c + r) floordiv d = (a + r*c) floordiv (c*d).
         inner = [
@@ -512,10 +531,9 @@ def _simplify_constraints(
 def clear_caches() -> None:
     """Forget every memoised simplification and expression property (for cold benchmarks)."""
     from . import expr
-    from .map_simplify import _simplified, operations
+    from .map_simplify import _simplified
 
     _simplified.cache_clear()
-    operations.cache_clear()
     _SHARED.clear()
     _cost.cache_clear()
     expr.variables.cache_clear()
