@@ -119,6 +119,16 @@ class ExprSimplifier:
         if owner is token or owner is EVERY_DOMAIN:
             return done
         range_token = self.evaluator._token
+        if type(expr) is Var:
+            # A leaf: its bound, unless that is a single value.
+            owner, interval = expr._range_memo
+            if owner is not range_token:
+                interval = self.range(expr)
+            result = expr
+            if interval.lower == interval.upper and interval.lower not in _SATURATED:
+                result = self._fired("point-range", expr, const(interval.lower))
+            _set_simplified_memo(expr, (token, result))
+            return result
         current = expr
         # Every form passed on the way is memoised to the result too: simplifying it afresh
         # would run exactly the remaining steps (children are memoised fixed points), and
