@@ -24,8 +24,8 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
-from ..caches import register
 from ..errors import DomainError
+from .interning import INTERNED, remember
 
 
 class VarKind(IntEnum):
@@ -41,13 +41,8 @@ class VarKind(IntEnum):
 
 
 class Expr:
-    """Base of all expression nodes. Immutable, hashable (hash cached), never truthy.
-
-    Compound nodes are hash-consed: building a node equal to one that exists gives that
-    node back (see :func:`_interned`), so equal trees are usually the same object and
-    equality, hashing and memo look-ups mostly stop at identity. Equality stays structural,
-    so a node built before the intern tables were last cleared still equals its twin.
-    """
+    """Base of all expression nodes. Immutable, hashable (hash cached), never truthy, and
+    interned (see .interning): equal trees are usually the same object."""
 
     # ``operations``: the binary operations written in the tree (a sum of k summands is k - 1
     # additions), what "longer" means to the simplifier; one addition per node to build.
@@ -133,6 +128,10 @@ class Expr:
     def is_const(self, value: int | None = None) -> bool:
         return False
 
+    def intern_key(self) -> tuple | None:
+        """The node's key in the intern table (None: interned by value, in ``expr``)."""
+        return None
+
     def __str__(self) -> str:
         from .printer import format_expr
 
@@ -167,49 +166,10 @@ def _start(cls: type, key_hash: int, operations: int) -> Any:
     return node
 
 
-# ---------------------------------------------------------------------------
-# Intern tables (hash-consing)
-# ---------------------------------------------------------------------------
-
-#: Compound nodes by class and the identities of their children. A key names children by
-#: ``id``: the node stored under it keeps those children alive, so the ids stay theirs.
-_INTERNED: dict[tuple, Expr] = {}
-
-#: Bound on interned compound nodes (memory for long runs; clearing only costs sharing).
-_MAX_INTERNED = 1 << 18
-
-#: Constants and variables in these ranges are interned for good (as they always were).
+#: Constants and variables in these ranges are interned for good (as they always were);
+#: compound nodes are interned in .interning.
 _CONST_CACHE: dict[int, Const] = {}
 _VAR_CACHE: tuple[dict[int, Var], dict[int, Var], dict[int, Var]] = ({}, {}, {})
-
-
-@register
-def clear_interned() -> None:
-    """Forget the interned compound nodes (nodes built later no longer share with older ones)."""
-    _INTERNED.clear()
-
-
-def adopt(node: Expr) -> None:
-    """Make ``node`` the interned one for its children, unless an equal node already is.
-
-    For nodes built before the tables were last cleared: once adopted, rebuilding the same
-    node from the same children gives ``node`` back, with whatever it has cached.
-    """
-    t = type(node)
-    if t is Add:
-        key = (Add, *map(id, node.terms))  # type: ignore[attr-defined]
-    elif t is Const or t is Var:
-        return
-    else:
-        key = (t, id(node.lhs), id(node.rhs))  # type: ignore[attr-defined]
-    if key not in _INTERNED:
-        _remember(key, node)
-
-
-def _remember(key: tuple, node: Expr) -> None:
-    if len(_INTERNED) >= _MAX_INTERNED:
-        _INTERNED.clear()
-    _INTERNED[key] = node
 
 
 class Const(Expr):
@@ -277,7 +237,7 @@ class Add(Expr):
         if type(terms) is not tuple:
             terms = tuple(terms)
         key = (Add, *map(id, terms))
-        node = _INTERNED.get(key)
+        node = INTERNED.get(key)
         if node is not None:
             return node  # type: ignore[return-value]
         # From the summands' cached hashes (no Python-level __hash__ call per summand).
@@ -286,11 +246,14 @@ class Add(Expr):
             operations += t.operations
         node = _start(cls, hash(("Add", *(t._hash for t in terms))), operations)
         _set_terms(node, terms)
-        _remember(key, node)
+        remember(key, node)
         return node
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Add, (self.terms,))
+
+    def intern_key(self) -> tuple:
+        return (Add, *map(id, self.terms))
 
     def _key(self) -> tuple[Any, ...]:
         return self.terms
@@ -304,7 +267,7 @@ class BinaryExpr(Expr):
 
     def __new__(cls, lhs: Expr, rhs: Expr) -> BinaryExpr:
         key = (cls, id(lhs), id(rhs))
-        node = _INTERNED.get(key)
+        node = INTERNED.get(key)
         if node is not None:
             return node  # type: ignore[return-value]
         node = _start(
@@ -312,11 +275,14 @@ class BinaryExpr(Expr):
         )
         _set_lhs(node, lhs)
         _set_rhs(node, rhs)
-        _remember(key, node)
+        remember(key, node)
         return node
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.lhs, self.rhs))
+
+    def intern_key(self) -> tuple:
+        return (type(self), id(self.lhs), id(self.rhs))
 
     def _key(self) -> tuple[Any, ...]:
         return (self.lhs, self.rhs)

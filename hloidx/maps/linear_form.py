@@ -48,6 +48,21 @@ def _combine(terms: Iterable[tuple[Expr, int]], constant: int = 0) -> Expr:
     The same tree as ``_sorted_sum(add(*(mul(m, c) for m, c in terms), constant))``, built
     directly from the coefficients (hot: no intermediate products or sums are made).
     """
+    if type(terms) is list and len(terms) <= 1 and (not terms or type(terms[0][0]) is not Add):
+        # The usual case in the rules (one summand moved out or left in), without the table.
+        if not terms:
+            return const(constant)
+        m, c = terms[0]
+        t = type(m)
+        if t is Const:
+            return const(constant + m.value * c)
+        if t is Mul and type(m.rhs) is Const:
+            m, c = m.lhs, m.rhs.value * c
+        if c == 0:
+            return const(constant)
+        summand = m if c == 1 else Mul(m, const(c))
+        # A constant sorts after every other kind of summand.
+        return summand if constant == 0 else Add((summand, const(constant)))
     coefficients: dict[Expr, int] = {}
     get = coefficients.get
     for m, c in terms:

@@ -54,7 +54,6 @@ from .expr import (
     Var,
     _set_simplified_memo,
     add,
-    adopt,
     ceildiv,
     const,
     floordiv,
@@ -62,6 +61,7 @@ from .expr import (
     mul,
 )
 from .indexing_map import Constraint, IndexingMap, MapState
+from .interning import adopt, clear_interned
 from .interval import INT64_MAX, INT64_MIN, Interval, saturate
 from .linear_form import Terms, _combine, _cost, _linear, _sorted_sum
 from .range_eval import RangeEvaluator
@@ -552,7 +552,7 @@ def clear_caches() -> None:
     # Interned nodes carry no results of their own, but a node built again finds its twin
     # (and that twin's cached interval and simplified form when the domain is the same):
     # a cold call must build its nodes afresh.
-    expr.clear_interned()
+    clear_interned()
 
 
 # ---------------------------------------------------------------------------
