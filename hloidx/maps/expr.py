@@ -25,7 +25,7 @@ from enum import IntEnum
 from typing import Any
 
 from ..errors import DomainError
-from .interning import INTERNED, remember
+from .interning import INTERNED, MAX_INTERNED, remember
 
 
 class VarKind(IntEnum):
@@ -44,10 +44,9 @@ class Expr:
     """Base of all expression nodes. Immutable, hashable (hash cached), never truthy, and
     interned (see .interning): equal trees are usually the same object."""
 
-    # ``operations``: the binary operations written in the tree (a sum of k summands is k - 1
-    # additions), what "longer" means to the simplifier; one addition per node to build.
-    # ``_range_memo`` and ``_simplified_memo`` are caches, not state: ``(owner, value)`` for
-    # the one range evaluator or simplifier that last asked (see range_eval and simplify).
+    # ``operations``: binary operations written in the tree (k summands are k - 1 additions).
+    # ``_range_memo``, ``_simplified_memo``: caches, ``(owner, value)`` for the one evaluator
+    # or simplifier that last asked (see range_eval, simplify); None: the node itself.
     __slots__ = ("_hash", "_range_memo", "_simplified_memo", "operations")
 
     # -- identity ---------------------------------------------------------
@@ -144,12 +143,10 @@ class Expr:
 #: What a node caches before anything asked (``(owner, value)`` with no owner).
 _NO_MEMO = (None, None)
 
-#: The owner of a cached value that holds over every domain (a constant is its own
-#: simplified form and its own single-point interval everywhere).
+#: The owner of a cached value true in every domain (a constant's form and interval).
 EVERY_DOMAIN = object()
 
-# Writing a slot through its descriptor bypasses ``Expr.__setattr__`` (nodes are immutable
-# to everyone else) and costs less than ``object.__setattr__``.
+# Slot descriptors' setters bypass ``Expr.__setattr__`` (immutable to everyone else).
 _new = object.__new__
 _set_hash = Expr._hash.__set__  # type: ignore[attr-defined]
 _set_range_memo = Expr._range_memo.__set__  # type: ignore[attr-defined]
@@ -183,7 +180,7 @@ class Const(Expr):
             return node
         node = _start(cls, hash(("Const", (value,))), 0)
         _set_value(node, value)
-        _set_simplified_memo(node, (EVERY_DOMAIN, node))
+        _set_simplified_memo(node, (EVERY_DOMAIN, None))  # None: itself
         if -1024 <= value <= 1024:
             _CONST_CACHE[value] = node
         return node
@@ -270,12 +267,17 @@ class BinaryExpr(Expr):
         node = INTERNED.get(key)
         if node is not None:
             return node  # type: ignore[return-value]
-        node = _start(
-            cls, hash((cls.__name__, lhs._hash, rhs._hash)), 1 + lhs.operations + rhs.operations
-        )
+        # The hottest constructor: _start and remember inlined.
+        node = _new(cls)
+        _set_hash(node, hash((cls.__name__, lhs._hash, rhs._hash)))
+        _set_operations(node, 1 + lhs.operations + rhs.operations)
+        _set_range_memo(node, _NO_MEMO)
+        _set_simplified_memo(node, _NO_MEMO)
         _set_lhs(node, lhs)
         _set_rhs(node, rhs)
-        remember(key, node)
+        if len(INTERNED) >= MAX_INTERNED:
+            INTERNED.clear()
+        INTERNED[key] = node
         return node
 
     def __reduce__(self) -> tuple[Any, ...]:

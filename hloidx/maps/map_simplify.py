@@ -6,13 +6,15 @@ character for character)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..caches import memo
+from .constraints import _known_empty, _merge_mod_constraints, _move_into_interval
 from .expr import Const, Expr, Var, children, dim, sort_summands
-from .indexing_map import IndexingMap, MapState
+from .indexing_map import Constraint, IndexingMap, MapState
 from .range_eval import RangeEvaluator
-from .simplify import ExprSimplifier, _shared_simplifier, _simplify_constraints
+from .simplify import ExprSimplifier, _shared_simplifier
 from .variables import rescale_symbols
 
 
@@ -97,6 +99,65 @@ def _simplify_map(
                 if record:
                     record("rescale-symbols", rescaled)
                 current = rescaled
+    return current
+
+
+def _simplify_constraints(
+    indexing_map: IndexingMap, record: Callable[[str, IndexingMap], None] | None
+) -> IndexingMap:
+    """Constraint phase: simplify, move into intervals, drop implied, merge; to a fixed point."""
+    current = indexing_map
+    bounds = None
+    while current.state is MapState.NORMAL:
+        new_bounds = current.bounds()
+        if new_bounds != bounds:
+            # Same bounds, same evaluator: the memo of the previous round stays valid.
+            bounds = new_bounds
+            simplifier = _shared_simplifier(bounds)
+            evaluator = simplifier.evaluator
+        new: list[Constraint] = []
+        changed = False
+        family = "constraint-expressions"
+        for expr, interval in current.constraints:
+            e = simplifier.simplify(expr)
+            while True:
+                moved = _move_into_interval(e, interval, evaluator.range)
+                if moved is None:
+                    break
+                e, interval = moved[0], moved[1]
+                e = simplifier.simplify(e)
+                family = "constraint-ranges"
+            r = evaluator.range(e)
+            if r.is_empty:
+                # Undefined everywhere (a divisor that can only be zero): leave it alone.
+                new.append((e, interval))
+                changed = changed or e != expr
+                continue
+            if r.intersect(interval).is_empty:
+                result = _known_empty(current)
+                if record:
+                    record("known-empty", result)
+                return result
+            if interval.contains(r):
+                changed = True
+                family = "drop-implied-constraints" if e == expr else family
+                continue
+            if e != expr:
+                changed = True
+            new.append((e, interval))
+        if changed:
+            base = replace(current, constraints=())
+            current = base.add_constraints(new)
+            if record:
+                record(family, current)
+        merged = _merge_mod_constraints(current)
+        if merged != current:
+            current = merged
+            changed = True
+            if record:
+                record("merge-mod-constraints", current)
+        if not changed:
+            break
     return current
 
 

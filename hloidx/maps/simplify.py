@@ -21,8 +21,9 @@ Expressions (:class:`ExprSimplifier`, bottom-up, memoised per distinct sub-expre
   x mod c`` when that does not make the sum larger;
 * ``min-max``: ``min``/``max`` of operands whose intervals do not overlap.
 
-Constraints: expressions are simplified (against the bounds only: a constraint must not
-prove itself), constants, multipliers and divisors move into the interval, a sum
+Constraints (the phase lives in .map_simplify): expressions are simplified (against the
+bounds only: a constraint must not prove itself), constants, multipliers and divisors move
+into the interval, a sum
 ``g * H + L`` whose low part ``L`` cannot change the outcome becomes a constraint on ``H``,
 implied constraints are dropped, one-variable constraints tighten the bounds, mod
 constraints on one expression merge (Chinese remainder theorem, which covers XLA's lcm
@@ -35,11 +36,9 @@ Summands come in the canonical order of ``sort_summands``; :func:`simplify` is i
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from math import gcd
 
 from ..caches import register
-from .constraints import _known_empty, _merge_mod_constraints, _move_into_interval
 from .expr import (
     BUILDERS,
     EVERY_DOMAIN,
@@ -51,6 +50,7 @@ from .expr import (
     Max,
     Min,
     Mod,
+    Mul,
     Var,
     _set_simplified_memo,
     add,
@@ -60,17 +60,12 @@ from .expr import (
     mod,
     mul,
 )
-from .indexing_map import Constraint, IndexingMap, MapState
+from .indexing_map import Constraint
 from .interning import adopt, clear_interned
 from .interval import INT64_MAX, INT64_MIN, Interval, saturate
 from .linear_form import Terms, _combine, _cost, _linear, _sorted_sum
 from .range_eval import RangeEvaluator
 from .variables import remove_unused_vars, rescale_symbols
-
-# ---------------------------------------------------------------------------
-# Sums as linear combinations
-# ---------------------------------------------------------------------------
-
 
 # ---------------------------------------------------------------------------
 # Expression simplifier
@@ -117,7 +112,7 @@ class ExprSimplifier:
         token = self._token
         owner, done = expr._simplified_memo
         if owner is token or owner is EVERY_DOMAIN:
-            return done
+            return expr if done is None else done
         range_token = self.evaluator._token
         if type(expr) is Var:
             # A leaf: its bound, unless that is a single value.
@@ -127,7 +122,7 @@ class ExprSimplifier:
             result = expr
             if interval.lower == interval.upper and interval.lower not in _SATURATED:
                 result = self._fired("point-range", expr, const(interval.lower))
-            _set_simplified_memo(expr, (token, result))
+            _set_simplified_memo(expr, (token, None if result is expr else result))
             return result
         current = expr
         # Every form passed on the way is memoised to the result too: simplifying it afresh
@@ -153,7 +148,7 @@ class ExprSimplifier:
             if node is not current:
                 owner, done = node._simplified_memo
                 if owner is token:
-                    result = done
+                    result = node if done is None else done
                     break
                 passed.append(node)
                 # Simpler children can give a tighter interval for the node itself.
@@ -180,17 +175,18 @@ class ExprSimplifier:
             current = rewritten
             owner, done = current._simplified_memo
             if owner is token or owner is EVERY_DOMAIN:
-                result = done
+                result = current if done is None else done
                 break
             passed.append(current)
         else:  # pragma: no cover - a rule cycle would be a bug; stop safely
             result = current
+        # A fixed point caches None ("itself"), not a reference to itself: no cycles.
         memo = (token, result)
         _set_simplified_memo(expr, memo)
         for form in passed:
             _set_simplified_memo(form, memo)
         if result._simplified_memo[0] is not EVERY_DOMAIN:
-            _set_simplified_memo(result, memo)
+            _set_simplified_memo(result, (token, None))
         return result
 
     @staticmethod
@@ -209,6 +205,8 @@ class ExprSimplifier:
                 owner, done = k._simplified_memo
                 if owner is not token and owner is not EVERY_DOMAIN:
                     done = self.simplify(k)
+                elif done is None:
+                    done = k
                 if done is not k:
                     changed = True
                 new.append(done)
@@ -222,9 +220,13 @@ class ExprSimplifier:
         owner, new_lhs = lhs._simplified_memo
         if owner is not token and owner is not EVERY_DOMAIN:
             new_lhs = self.simplify(lhs)
+        elif new_lhs is None:
+            new_lhs = lhs
         owner, new_rhs = rhs._simplified_memo
         if owner is not token and owner is not EVERY_DOMAIN:
             new_rhs = self.simplify(rhs)
+        elif new_rhs is None:
+            new_rhs = rhs
         if new_lhs is lhs and new_rhs is rhs:
             adopt(node)
             return node
@@ -386,6 +388,15 @@ class ExprSimplifier:
 
     # -- sums ---------------------------------------------------------------------------
     def _rewrite_sum(self, node: Expr) -> Expr | None:
+        # Both rules below start from a mod or floordiv summand (maybe scaled): most sums
+        # have none.
+        for term in node.terms:  # type: ignore[attr-defined]
+            if type(term) is Mul and type(term.rhs) is Const:  # type: ignore[attr-defined]
+                term = term.lhs  # type: ignore[attr-defined]
+            if (type(term) is Mod or type(term) is FloorDiv) and type(term.rhs) is Const:  # type: ignore[attr-defined]
+                break
+        else:
+            return None
         terms, constant = _linear(node)
         coefficient: dict[Expr, int] = dict(terms)
         # (x mod c) * k + (x floordiv c) * (c * k) -> x * k, where `x floordiv c` may itself
@@ -474,70 +485,6 @@ def simplify_expr(
     return ExprSimplifier(RangeEvaluator(bounds, constraints)).simplify(expr)
 
 
-# ---------------------------------------------------------------------------
-# Constraints
-# ---------------------------------------------------------------------------
-
-
-def _simplify_constraints(
-    indexing_map: IndexingMap, record: Callable[[str, IndexingMap], None] | None
-) -> IndexingMap:
-    """Constraint phase: simplify, move into intervals, drop implied, merge; to a fixed point."""
-    current = indexing_map
-    bounds = None
-    while current.state is MapState.NORMAL:
-        new_bounds = current.bounds()
-        if new_bounds != bounds:
-            # Same bounds, same evaluator: the memo of the previous round stays valid.
-            bounds = new_bounds
-            simplifier = _shared_simplifier(bounds)
-            evaluator = simplifier.evaluator
-        new: list[Constraint] = []
-        changed = False
-        family = "constraint-expressions"
-        for expr, interval in current.constraints:
-            e = simplifier.simplify(expr)
-            while True:
-                moved = _move_into_interval(e, interval, evaluator.range)
-                if moved is None:
-                    break
-                e, interval = moved[0], moved[1]
-                e = simplifier.simplify(e)
-                family = "constraint-ranges"
-            r = evaluator.range(e)
-            if r.is_empty:
-                # Undefined everywhere (a divisor that can only be zero): leave it alone.
-                new.append((e, interval))
-                changed = changed or e != expr
-                continue
-            if r.intersect(interval).is_empty:
-                result = _known_empty(current)
-                if record:
-                    record("known-empty", result)
-                return result
-            if interval.contains(r):
-                changed = True
-                family = "drop-implied-constraints" if e == expr else family
-                continue
-            if e != expr:
-                changed = True
-            new.append((e, interval))
-        if changed:
-            base = replace(current, constraints=())
-            current = base.add_constraints(new)
-            if record:
-                record(family, current)
-        merged = _merge_mod_constraints(current)
-        if merged != current:
-            current = merged
-            changed = True
-            if record:
-                record("merge-mod-constraints", current)
-        if not changed:
-            break
-    return current
-
-
 def clear_caches() -> None:
     """Forget every memoised simplification and expression property (for cold benchmarks)."""
     from . import expr
@@ -577,6 +524,7 @@ _FROM_MAP_SIMPLIFY = frozenset(
         "simplify",
         "simplify_with_rules",
         "_simplified",
+        "_simplify_constraints",
         "_simplify_map",
     }
 )
