@@ -353,8 +353,22 @@ class ExprSimplifier:
             # A constant moves out only whole: `(x - 3) floordiv 7` as `(x + 4) floordiv 7 - 1`
             # would be longer than what was written (as XLA: only multiples of the divisor).
             whole = constant - constant % d if constant % d == 0 or not rest else 0
-            outside = _combine(extracted, whole // d)
             inside = _combine(rest, constant - whole)
+            if (
+                self._on_rule is None
+                and not self._constraints_may_pin
+                and type(inside) is not Const
+            ):
+                # When `inside floordiv d` takes one value k, the driver's next steps would
+                # fold it (point-range) and add k to the rest: build that sum at once. Not
+                # with constraints (they could narrow that floordiv) nor when rules are
+                # recorded (--explain shows each step).
+                r = self.range(inside)
+                if r.lower <= r.upper:
+                    k = r.lower // d
+                    if k == r.upper // d and k not in _SATURATED:
+                        return _combine(extracted, whole // d + k)
+            outside = _combine(extracted, whole // d)
             return self._fired("floordiv", node, add(floordiv(inside, d), outside))
         g = self._low_split(terms, constant, d)
         if g is not None:
