@@ -829,3 +829,28 @@ def test_floordiv_lookahead_matches_the_step_by_step_path(coefficients, sizes, c
     for point in itertools.product(*(range(n) for n in sizes)):
         values = dict(zip((d0_, d1_, d2_), point, strict=True))
         assert evaluate(fast, values) == evaluate(e, values)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(-3, 3), min_size=3, max_size=3),
+    st.lists(st.integers(1, 12), min_size=3, max_size=3),
+    st.integers(-20, 20),
+    st.integers(2, 12),
+    st.booleans(),
+)
+def test_mod_lookahead_matches_the_step_by_step_path(coefficients, sizes, constant, m, inner):
+    # `(m*x + Σ c*y + k) mod m`: the plain simplifier drops the multiples and, when the rest
+    # stays within one period, shifts it at once; the recording one goes step by step.
+    d0_, d1_, d2_ = dim(0), dim(1), dim(2)
+    low = d2_ if not inner else floordiv(d2_, 3)
+    e = mod(
+        add(d0_ * (coefficients[0] * m), d1_ * coefficients[1], low * coefficients[2], constant), m
+    )
+    bounds = {v: Interval(0, n - 1) for v, n in zip((d0_, d1_, d2_), sizes, strict=True)}
+    fast = ExprSimplifier(RangeEvaluator(bounds)).simplify(e)
+    steps = ExprSimplifier(RangeEvaluator(bounds), lambda *_: None).simplify(e)
+    assert fast == steps, (str(e), str(fast), str(steps))
+    for point in itertools.product(*(range(n) for n in sizes)):
+        values = dict(zip((d0_, d1_, d2_), point, strict=True))
+        assert evaluate(fast, values) == evaluate(e, values)

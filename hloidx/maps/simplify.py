@@ -88,7 +88,7 @@ class ExprSimplifier:
     ``on_rule(family, before, after)`` is called for every rewrite (for ``--explain``).
     """
 
-    __slots__ = ("_constraints_may_pin", "_on_rule", "_token", "evaluator", "range")
+    __slots__ = ("_constraints_may_pin", "_lookahead", "_on_rule", "_token", "evaluator", "range")
 
     def __init__(
         self,
@@ -100,6 +100,10 @@ class ExprSimplifier:
         self._constraints_may_pin = evaluator.has_constraints
         self._on_rule = on_rule
         self._token = object()
+        # Rules may take the driver's next steps themselves (same result, fewer nodes), but
+        # not with constraints (they could narrow the node skipped) nor when rules are
+        # recorded (--explain shows each step).
+        self._lookahead = on_rule is None and not self._constraints_may_pin
 
     def _fired(self, family: str, before: Expr, after: Expr) -> Expr:
         if self._on_rule is not None and after != before:
@@ -326,7 +330,15 @@ class ExprSimplifier:
             # Multiples of the modulus go; a negative constant stays as written (`(x - 3)
             # mod 7`, not `(x + 4) mod 7`): the same length, and the form the reader gave.
             left = constant % m if constant >= m or constant % m == 0 else constant
-            return self._fired("mod", node, mod(_combine(kept, left), m))
+            inner = _combine(kept, left)
+            if self._lookahead and type(inner) is not Mod and type(inner) is not Const:
+                # When `inner` (a fixed point) stays within one period of m, the driver's next
+                # steps would simplify `inner mod m` to a shift of inner: build it at once.
+                r = self.range(inner)
+                within = r.lower <= r.upper and r.lower // m == r.upper // m
+                if within and self.simplify(inner) is inner:
+                    return _combine(kept, left - (r.lower // m) * m)
+            return self._fired("mod", node, mod(inner, m))
         r = self.range(x)
         if r.lower // m == r.upper // m:
             return self._fired("mod", node, _combine(terms, constant - (r.lower // m) * m))
@@ -354,15 +366,9 @@ class ExprSimplifier:
             # would be longer than what was written (as XLA: only multiples of the divisor).
             whole = constant - constant % d if constant % d == 0 or not rest else 0
             inside = _combine(rest, constant - whole)
-            if (
-                self._on_rule is None
-                and not self._constraints_may_pin
-                and type(inside) is not Const
-            ):
+            if self._lookahead and type(inside) is not Const:
                 # When `inside floordiv d` takes one value k, the driver's next steps would
-                # fold it (point-range) and add k to the rest: build that sum at once. Not
-                # with constraints (they could narrow that floordiv) nor when rules are
-                # recorded (--explain shows each step).
+                # fold it (point-range) and add k to the rest: build that sum at once.
                 r = self.range(inside)
                 if r.lower <= r.upper:
                     k = r.lower // d
