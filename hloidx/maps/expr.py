@@ -131,6 +131,9 @@ class Expr:
         """The node's key in the intern table (None: interned by value, in ``expr``)."""
         return None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), self._key())
+
     def __str__(self) -> str:
         from .printer import format_expr
 
@@ -185,9 +188,6 @@ class Const(Expr):
             _CONST_CACHE[value] = node
         return node
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Const, (self.value,))
-
     def _key(self) -> tuple[Any, ...]:
         return (self.value,)
 
@@ -217,9 +217,6 @@ class Var(Expr):
         if type(index) is int and 0 <= index < 4096:
             cache[index] = node
         return node
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Var, (self.kind, self.index))
 
     def _key(self) -> tuple[Any, ...]:
         return (int(self.kind), self.index)
@@ -279,9 +276,6 @@ class BinaryExpr(Expr):
             INTERNED.clear()
         INTERNED[key] = node
         return node
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.lhs, self.rhs))
 
     def intern_key(self) -> tuple:
         return (type(self), id(self.lhs), id(self.rhs))
@@ -430,8 +424,10 @@ def sub(lhs: Expr | int, rhs: Expr | int) -> Expr:
 
 def mul(lhs: Expr | int, rhs: Expr | int) -> Expr:
     """The product; constants fold, move right, merge and distribute over sums."""
-    if type(rhs) is int and isinstance(lhs, Expr):
-        # The usual call (an expression times an int), with the steps below inlined.
+    if (type(rhs) is int or type(rhs) is Const) and isinstance(lhs, Expr):
+        # The usual call (an expression times a constant), with the steps below inlined.
+        if type(rhs) is Const:
+            rhs = rhs.value  # type: ignore[attr-defined]
         t = type(lhs)
         if t is Const:
             return const(lhs.value * rhs)  # type: ignore[attr-defined]
@@ -485,13 +481,16 @@ def _negated(x: Expr) -> Expr:
 
 
 def floordiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
-    if type(rhs) is int and rhs > 0 and isinstance(lhs, Expr):
-        # The usual call (a positive int divisor), with the steps below inlined.
-        if rhs == 1:
-            return lhs
-        if type(lhs) is Const:
-            return const(lhs.value // rhs)  # type: ignore[attr-defined]
-        return FloorDiv(lhs, const(rhs))
+    # The usual calls (a positive divisor, int or constant), with the steps below inlined.
+    t = type(rhs)
+    if (t is int or t is Const) and isinstance(lhs, Expr):
+        c = rhs if t is int else rhs.value  # type: ignore[attr-defined]
+        if c > 0:
+            if c == 1:
+                return lhs
+            if type(lhs) is Const:
+                return const(lhs.value // c)  # type: ignore[attr-defined]
+            return FloorDiv(lhs, const(c) if t is int else rhs)  # type: ignore[arg-type]
     lhs, rhs = as_expr(lhs), _checked_divisor(as_expr(rhs), "floordiv")
     if type(rhs) is Const and rhs.value < 0:
         return floordiv(_negated(lhs), -rhs.value)
@@ -504,13 +503,16 @@ def floordiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
 
 
 def ceildiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
-    if type(rhs) is int and rhs > 0 and isinstance(lhs, Expr):
-        # The usual call (a positive int divisor), with the steps below inlined.
-        if rhs == 1:
-            return lhs
-        if type(lhs) is Const:
-            return const(-(-lhs.value // rhs))  # type: ignore[attr-defined]
-        return CeilDiv(lhs, const(rhs))
+    # The usual calls (a positive divisor, int or constant), with the steps below inlined.
+    t = type(rhs)
+    if (t is int or t is Const) and isinstance(lhs, Expr):
+        c = rhs if t is int else rhs.value  # type: ignore[attr-defined]
+        if c > 0:
+            if c == 1:
+                return lhs
+            if type(lhs) is Const:
+                return const(-(-lhs.value // c))  # type: ignore[attr-defined]
+            return CeilDiv(lhs, const(c) if t is int else rhs)  # type: ignore[arg-type]
     lhs, rhs = as_expr(lhs), _checked_divisor(as_expr(rhs), "ceildiv")
     if type(rhs) is Const and rhs.value < 0:
         return ceildiv(_negated(lhs), -rhs.value)
@@ -523,13 +525,16 @@ def ceildiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
 
 
 def mod(lhs: Expr | int, rhs: Expr | int) -> Expr:
-    if type(rhs) is int and rhs > 0 and isinstance(lhs, Expr):
-        # The usual call (a positive int divisor), with the steps below inlined.
-        if rhs == 1:
-            return ZERO
-        if type(lhs) is Const:
-            return const(lhs.value % rhs)  # type: ignore[attr-defined]
-        return Mod(lhs, const(rhs))
+    # The usual calls (a positive divisor, int or constant), with the steps below inlined.
+    t = type(rhs)
+    if (t is int or t is Const) and isinstance(lhs, Expr):
+        c = rhs if t is int else rhs.value  # type: ignore[attr-defined]
+        if c > 0:
+            if c == 1:
+                return ZERO
+            if type(lhs) is Const:
+                return const(lhs.value % c)  # type: ignore[attr-defined]
+            return Mod(lhs, const(c) if t is int else rhs)  # type: ignore[arg-type]
     lhs, rhs = as_expr(lhs), _checked_divisor(as_expr(rhs), "mod")
     if type(rhs) is Const and rhs.value < 0:
         return _negated(mod(_negated(lhs), -rhs.value))
@@ -560,14 +565,8 @@ def max_(lhs: Expr | int, rhs: Expr | int) -> Expr:
 
 
 # ---------------------------------------------------------------------------
-# Traversal, substitution, evaluation
+# Traversal, substitution, evaluation, canonical order of summands
 # ---------------------------------------------------------------------------
-
-
-# ---------------------------------------------------------------------------
-# Canonical order of summands
-# ---------------------------------------------------------------------------
-
 
 # The tree walkers live in .traversal, which needs the node classes above; they are read
 # through this module too, lazily, so that importing either module first works.
