@@ -128,17 +128,18 @@ def _simplify_constraints(
                 e = simplifier.simplify(e)
                 family = "constraint-ranges"
             r = evaluator.range(e)
-            if r.is_empty:
+            lower, upper = r.lower, r.upper
+            if lower > upper:
                 # Undefined everywhere (a divisor that can only be zero): leave it alone.
                 new.append((e, interval))
                 changed = changed or e != expr
                 continue
-            if r.intersect(interval).is_empty:
+            if max(lower, interval.lower) > min(upper, interval.upper):
                 result = _known_empty(current)
                 if record:
                     record("known-empty", result)
                 return result
-            if interval.contains(r):
+            if interval.lower <= lower and upper <= interval.upper:
                 changed = True
                 family = "drop-implied-constraints" if e == expr else family
                 continue
@@ -151,7 +152,7 @@ def _simplify_constraints(
             if record:
                 record(family, current)
         merged = _merge_mod_constraints(current)
-        if merged != current:
+        if merged is not current and merged != current:
             current = merged
             changed = True
             if record:
