@@ -84,7 +84,7 @@ def _simplify_map(
     keep = _point_dims(current, options)
     results = tuple(r if r in keep else simplifier.simplify(r) for r in current.results)
     if results != current.results:
-        current = replace(current, results=results)
+        current = _with(current, results=results)
     if rules is not None:
         for family, (before, after) in fired.items():
             rules.append(AppliedRule(family, str(before), str(after), current))
@@ -147,8 +147,8 @@ def _simplify_constraints(
                 changed = True
             new.append((e, interval))
         if changed:
-            base = replace(current, constraints=())
-            current = base.add_constraints(new)
+            base = _with(current, constraints=())
+            current = base.add_constraints(new) if new else base
             if record:
                 record(family, current)
         merged = _merge_mod_constraints(current)
@@ -160,6 +160,18 @@ def _simplify_constraints(
         if not changed:
             break
     return current
+
+
+def _with(m: IndexingMap, *, results: tuple | None = None, constraints: tuple | None = None):
+    """``dataclasses.replace(m, ...)`` for a normal map's results or constraints, without
+    replace's field introspection (it runs a few times per simplified map)."""
+    return IndexingMap(
+        m.results if results is None else results,
+        m.dim_vars,
+        m.range_vars,
+        m.rt_vars,
+        m.constraints if constraints is None else constraints,
+    )
 
 
 def operations(expr: Expr) -> int:
