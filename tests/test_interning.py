@@ -29,7 +29,7 @@ from hloidx.maps.expr import (
     mod,
     range_var,
 )
-from hloidx.maps.interning import clear_interned
+from hloidx.maps.interning import adopt, clear_interned
 from hloidx.maps.interval import Interval
 from hloidx.maps.range_eval import RangeEvaluator
 from hloidx.maps.simplify import ExprSimplifier
@@ -203,3 +203,15 @@ def test_mod_and_floordiv_nodes_from_rules_meet_the_given_ones():
     given = [floordiv(x, 15), mod(x, 15)]
     assert floordiv(x, 15) is given[0]
     assert Mod(x, const(15)) is given[1]
+
+
+def test_an_adopted_node_is_what_rebuilding_it_gives():
+    x = d0 * 45 + d1
+    older = floordiv(x, 7)
+    clear_interned()
+    # `x` and `older` now predate the table; adopting them makes them the interned ones.
+    for node in (x.terms[0], x, older):
+        adopt(node)
+    assert floordiv(d0 * 45 + d1, 7) is older
+    adopt(const(3))  # constants and variables are interned by value: nothing to do
+    adopt(d0)

@@ -61,7 +61,7 @@ from .expr import (
     mul,
 )
 from .indexing_map import Constraint
-from .interning import adopt, clear_interned
+from .interning import INTERNED, clear_interned, remember
 from .interval import INT64_MAX, INT64_MIN, Interval, saturate
 from .linear_form import Terms, _combine, _cost, _linear, _sorted_sum
 from .range_eval import RangeEvaluator
@@ -218,7 +218,9 @@ class ExprSimplifier:
                 return add(*new)
             # The node may predate the intern table (built before it was cleared): adopt it,
             # so that rules rebuilding it from these children find it and its memo.
-            adopt(node)
+            key = (Add, *map(id, terms))
+            if key not in INTERNED:
+                remember(key, node)
             return node
         lhs, rhs = node.lhs, node.rhs  # type: ignore[attr-defined]
         owner, new_lhs = lhs._simplified_memo
@@ -232,7 +234,9 @@ class ExprSimplifier:
         elif new_rhs is None:
             new_rhs = rhs
         if new_lhs is lhs and new_rhs is rhs:
-            adopt(node)
+            key = (t, id(lhs), id(rhs))  # adopted, as above
+            if key not in INTERNED:
+                remember(key, node)
             return node
         if (t is FloorDiv or t is CeilDiv or t is Mod) and (
             type(new_rhs) is Const and new_rhs.value <= 0
