@@ -7,6 +7,7 @@ texts below are the issue's acceptance examples and XLA's own test expectations.
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from dataclasses import replace
@@ -25,6 +26,7 @@ from hloidx.maps.expr import (
     ceildiv,
     const,
     dim,
+    evaluate,
     floordiv,
     max_,
     min_,
@@ -38,8 +40,10 @@ from hloidx.maps.interval import Interval
 from hloidx.maps.linear_form import _combine, _sorted_sum
 from hloidx.maps.map_simplify import SimplifyOptions
 from hloidx.maps.printer import format_map
+from hloidx.maps.range_eval import RangeEvaluator
 from hloidx.maps.simplify import (
     AppliedRule,
+    ExprSimplifier,
     _simplify_map,
     clear_caches,
     remove_unused_vars,
@@ -801,3 +805,52 @@ def test_combine_builds_the_tree_the_builders_build(terms, constant):
     got = _combine(terms, constant)
     assert got == expected
     assert str(got) == str(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(-3, 3), min_size=3, max_size=3),
+    st.lists(st.integers(1, 12), min_size=3, max_size=3),
+    st.integers(-20, 20),
+    st.integers(2, 12),
+)
+def test_floordiv_lookahead_matches_the_step_by_step_path(coefficients, sizes, constant, d):
+    # `(Σ c*x + k) floordiv d` with multiples of d: the plain simplifier folds a quotient of
+    # one value at once; the recording one (for --explain) goes step by step. Same result,
+    # and the values of the original at every point.
+    d0_, d1_, d2_ = dim(0), dim(1), dim(2)
+    e = floordiv(
+        add(d0_ * (coefficients[0] * d), d1_ * coefficients[1], d2_ * coefficients[2], constant), d
+    )
+    bounds = {v: Interval(0, n - 1) for v, n in zip((d0_, d1_, d2_), sizes, strict=True)}
+    fast = ExprSimplifier(RangeEvaluator(bounds)).simplify(e)
+    steps = ExprSimplifier(RangeEvaluator(bounds), lambda *_: None).simplify(e)
+    assert fast == steps, (str(e), str(fast), str(steps))
+    for point in itertools.product(*(range(n) for n in sizes)):
+        values = dict(zip((d0_, d1_, d2_), point, strict=True))
+        assert evaluate(fast, values) == evaluate(e, values)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(-3, 3), min_size=3, max_size=3),
+    st.lists(st.integers(1, 12), min_size=3, max_size=3),
+    st.integers(-20, 20),
+    st.integers(2, 12),
+    st.booleans(),
+)
+def test_mod_lookahead_matches_the_step_by_step_path(coefficients, sizes, constant, m, inner):
+    # `(m*x + Σ c*y + k) mod m`: the plain simplifier drops the multiples and, when the rest
+    # stays within one period, shifts it at once; the recording one goes step by step.
+    d0_, d1_, d2_ = dim(0), dim(1), dim(2)
+    low = d2_ if not inner else floordiv(d2_, 3)
+    e = mod(
+        add(d0_ * (coefficients[0] * m), d1_ * coefficients[1], low * coefficients[2], constant), m
+    )
+    bounds = {v: Interval(0, n - 1) for v, n in zip((d0_, d1_, d2_), sizes, strict=True)}
+    fast = ExprSimplifier(RangeEvaluator(bounds)).simplify(e)
+    steps = ExprSimplifier(RangeEvaluator(bounds), lambda *_: None).simplify(e)
+    assert fast == steps, (str(e), str(fast), str(steps))
+    for point in itertools.product(*(range(n) for n in sizes)):
+        values = dict(zip((d0_, d1_, d2_), point, strict=True))
+        assert evaluate(fast, values) == evaluate(e, values)

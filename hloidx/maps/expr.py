@@ -21,11 +21,11 @@ emits. A constant divisor must be positive: zero or negative raises :class:`Doma
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
 from ..errors import DomainError
+from .interning import INTERNED, MAX_INTERNED, remember
 
 
 class VarKind(IntEnum):
@@ -41,16 +41,20 @@ class VarKind(IntEnum):
 
 
 class Expr:
-    """Base of all expression nodes. Immutable, hashable (hash cached), never truthy."""
+    """Base of all expression nodes. Immutable, hashable (hash cached), never truthy, and
+    interned (see .interning): equal trees are usually the same object."""
 
-    __slots__ = ()
+    # ``operations``: binary operations written in the tree (k summands are k - 1 additions).
+    # ``_range_memo``, ``_simplified_memo``: caches, ``(owner, value)`` for the one evaluator
+    # or simplifier that last asked (see range_eval, simplify); None: the node itself.
+    __slots__ = ("_hash", "_range_memo", "_simplified_memo", "operations")
 
     # -- identity ---------------------------------------------------------
     def _key(self) -> tuple[Any, ...]:
         raise NotImplementedError
 
     def __hash__(self) -> int:
-        return self._hash  # type: ignore[attr-defined]
+        return self._hash
 
     def __eq__(self, other: object) -> bool:
         if self is other:
@@ -69,6 +73,12 @@ class Expr:
 
     def __bool__(self) -> bool:
         raise TypeError("an expression has no truth value; compare with == or use is_const()")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"expression nodes are immutable (cannot set {name!r})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"expression nodes are immutable (cannot delete {name!r})")
 
     # -- operator sugar (all through the builders) ----------------------------
     def __add__(self, other: Expr | int) -> Expr:
@@ -117,6 +127,13 @@ class Expr:
     def is_const(self, value: int | None = None) -> bool:
         return False
 
+    def intern_key(self) -> tuple | None:
+        """The node's key in the intern table (None: interned by value, in ``expr``)."""
+        return None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), self._key())
+
     def __str__(self) -> str:
         from .printer import format_expr
 
@@ -126,50 +143,111 @@ class Expr:
         return f"{type(self).__name__}({self})"
 
 
-def _finish(node: Expr, key: tuple[Any, ...]) -> None:
-    object.__setattr__(node, "_hash", hash((type(node).__name__, key)))
+#: What a node caches before anything asked (``(owner, value)`` with no owner).
+_NO_MEMO = (None, None)
+
+#: The owner of a cached value true in every domain (a constant's form and interval).
+EVERY_DOMAIN = object()
+
+# Slot descriptors' setters bypass ``Expr.__setattr__`` (immutable to everyone else).
+_new = object.__new__
+_set_hash = Expr._hash.__set__  # type: ignore[attr-defined]
+_set_range_memo = Expr._range_memo.__set__  # type: ignore[attr-defined]
+_set_simplified_memo = Expr._simplified_memo.__set__  # type: ignore[attr-defined]
+_set_operations = Expr.operations.__set__  # type: ignore[attr-defined]
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+def _start(cls: type, key_hash: int, operations: int) -> Any:
+    node = _new(cls)
+    _set_hash(node, key_hash)
+    _set_operations(node, operations)
+    _set_range_memo(node, _NO_MEMO)
+    _set_simplified_memo(node, _NO_MEMO)
+    return node
+
+
+#: Constants and variables in these ranges are interned for good (as they always were);
+#: compound nodes are interned in .interning.
+_CONST_CACHE: dict[int, Const] = {}
+_VAR_CACHE: tuple[dict[int, Var], dict[int, Var], dict[int, Var]] = ({}, {}, {})
+
+
 class Const(Expr):
-    value: int
-    _hash: int = field(init=False, compare=False)
+    __slots__ = ("value",)
 
-    def __post_init__(self) -> None:
-        _finish(self, (self.value,))
+    def __new__(cls, value: int) -> Const:
+        if type(value) is not int:
+            value = int(value)
+        node = _CONST_CACHE.get(value)
+        if node is not None:
+            return node
+        node = _start(cls, hash(("Const", (value,))), 0)
+        _set_value(node, value)
+        _set_simplified_memo(node, (EVERY_DOMAIN, None))  # None: itself
+        if -1024 <= value <= 1024:
+            _CONST_CACHE[value] = node
+        return node
 
     def _key(self) -> tuple[Any, ...]:
         return (self.value,)
+
+    def _same_fields(self, other: Expr) -> bool:
+        return self.value == other.value  # type: ignore[attr-defined]
 
     def is_const(self, value: int | None = None) -> bool:
         return value is None or self.value == value
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Var(Expr):
     """Variable ``index`` of kind ``kind``: ``d<i>``, ``s<i>`` (range) or ``rt<i>`` (runtime)."""
 
-    kind: VarKind
-    index: int
-    _hash: int = field(init=False, compare=False)
+    __slots__ = ("index", "kind")
 
-    def __post_init__(self) -> None:
-        _finish(self, (int(self.kind), self.index))
+    def __new__(cls, kind: VarKind, index: int) -> Var:
+        # One object per variable: building maps asks for the same few variables constantly,
+        # and equal-by-identity keys make every dict lookup on them cheap.
+        cache = _VAR_CACHE[kind]
+        node = cache.get(index)
+        if node is not None:
+            return node
+        kind = VarKind(kind)
+        node = _start(cls, hash(("Var", (int(kind), index))), 0)
+        _set_kind(node, kind)
+        _set_index(node, index)
+        if type(index) is int and 0 <= index < 4096:
+            cache[index] = node
+        return node
 
     def _key(self) -> tuple[Any, ...]:
         return (int(self.kind), self.index)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Add(Expr):
     """An n-ary sum (at least two summands, no nested ``Add``, constant summand last)."""
 
-    terms: tuple[Expr, ...]
-    _hash: int = field(init=False, compare=False)
+    __slots__ = ("terms",)
 
-    def __post_init__(self) -> None:
+    def __new__(cls, terms: tuple[Expr, ...]) -> Add:
+        if type(terms) is not tuple:
+            terms = tuple(terms)
+        key = (Add, *map(id, terms))
+        node = INTERNED.get(key)
+        if node is not None:
+            return node  # type: ignore[return-value]
         # From the summands' cached hashes (no Python-level __hash__ call per summand).
-        object.__setattr__(self, "_hash", hash(("Add", *(t._hash for t in self.terms))))
+        operations = len(terms) - 1
+        for t in terms:
+            operations += t.operations
+        node = _start(cls, hash(("Add", *(t._hash for t in terms))), operations)
+        _set_terms(node, terms)
+        remember(key, node)
+        return node
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Add, (self.terms,))
+
+    def intern_key(self) -> tuple:
+        return (Add, *map(id, self.terms))
 
     def _key(self) -> tuple[Any, ...]:
         return self.terms
@@ -178,18 +256,29 @@ class Add(Expr):
         return self.terms == other.terms  # type: ignore[attr-defined]
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class BinaryExpr(Expr):
-    lhs: Expr
-    rhs: Expr
-    _hash: int = field(init=False, compare=False)
+    __slots__ = ("lhs", "rhs")
 
-    def __post_init__(self) -> None:
-        object.__setattr__(
-            self,
-            "_hash",
-            hash((type(self).__name__, self.lhs._hash, self.rhs._hash)),  # type: ignore[attr-defined]
-        )
+    def __new__(cls, lhs: Expr, rhs: Expr) -> BinaryExpr:
+        key = (cls, id(lhs), id(rhs))
+        node = INTERNED.get(key)
+        if node is not None:
+            return node  # type: ignore[return-value]
+        # The hottest constructor: _start and remember inlined.
+        node = _new(cls)
+        _set_hash(node, hash((cls.__name__, lhs._hash, rhs._hash)))
+        _set_operations(node, 1 + lhs.operations + rhs.operations)
+        _set_range_memo(node, _NO_MEMO)
+        _set_simplified_memo(node, _NO_MEMO)
+        _set_lhs(node, lhs)
+        _set_rhs(node, rhs)
+        if len(INTERNED) >= MAX_INTERNED:
+            INTERNED.clear()
+        INTERNED[key] = node
+        return node
+
+    def intern_key(self) -> tuple:
+        return (type(self), id(self.lhs), id(self.rhs))
 
     def _key(self) -> tuple[Any, ...]:
         return (self.lhs, self.rhs)
@@ -201,6 +290,14 @@ class BinaryExpr(Expr):
             return False
         a, b = self.rhs, other.rhs  # type: ignore[attr-defined]
         return a is b or a == b
+
+
+_set_value = Const.value.__set__  # type: ignore[attr-defined]
+_set_kind = Var.kind.__set__  # type: ignore[attr-defined]
+_set_index = Var.index.__set__  # type: ignore[attr-defined]
+_set_terms = Add.terms.__set__  # type: ignore[attr-defined]
+_set_lhs = BinaryExpr.lhs.__set__  # type: ignore[attr-defined]
+_set_rhs = BinaryExpr.rhs.__set__  # type: ignore[attr-defined]
 
 
 class Mul(BinaryExpr):
@@ -233,35 +330,20 @@ class Max(BinaryExpr):
 # Builders
 # ---------------------------------------------------------------------------
 
-_CONST_CACHE: dict[int, Const] = {}
-
 
 def const(value: int) -> Const:
-    value = int(value)
     node = _CONST_CACHE.get(value)
-    if node is None:
-        node = Const(value)
-        if -1024 <= value <= 1024:
-            _CONST_CACHE[value] = node
-    return node
+    if node is not None and type(value) is int:
+        return node
+    return Const(value)
 
 
 ZERO = const(0)
 
 
-_VAR_CACHE: tuple[dict[int, Var], dict[int, Var], dict[int, Var]] = ({}, {}, {})
-
-
 def _var(kind: VarKind, index: int) -> Var:
-    # One object per variable: building maps asks for the same few variables constantly,
-    # and equal-by-identity keys make every dict lookup on them cheap.
-    cache = _VAR_CACHE[kind]
-    node = cache.get(index)
-    if node is None:
-        node = Var(kind, index)
-        if type(index) is int and 0 <= index < 4096:
-            cache[index] = node
-    return node
+    node = _VAR_CACHE[kind].get(index)
+    return node if node is not None else Var(kind, index)
 
 
 def dim(index: int) -> Var:
@@ -342,6 +424,24 @@ def sub(lhs: Expr | int, rhs: Expr | int) -> Expr:
 
 def mul(lhs: Expr | int, rhs: Expr | int) -> Expr:
     """The product; constants fold, move right, merge and distribute over sums."""
+    if (type(rhs) is int or type(rhs) is Const) and isinstance(lhs, Expr):
+        # The usual call (an expression times a constant), with the steps below inlined.
+        if type(rhs) is Const:
+            rhs = rhs.value  # type: ignore[attr-defined]
+        t = type(lhs)
+        if t is Const:
+            return const(lhs.value * rhs)  # type: ignore[attr-defined]
+        if rhs == 0:
+            return ZERO
+        if rhs == 1:
+            return lhs
+        if t is Add:
+            return add(*(mul(u, rhs) for u in lhs.terms))  # type: ignore[attr-defined]
+        if t is Mul and type(lhs.rhs) is Const:  # type: ignore[attr-defined]
+            rhs *= lhs.rhs.value  # type: ignore[attr-defined]
+            lhs = lhs.lhs  # type: ignore[attr-defined]
+            return lhs if rhs == 1 else Mul(lhs, const(rhs))
+        return Mul(lhs, const(rhs))
     lhs, rhs = as_expr(lhs), as_expr(rhs)
     if type(lhs) is Const:
         lhs, rhs = rhs, lhs
@@ -381,6 +481,16 @@ def _negated(x: Expr) -> Expr:
 
 
 def floordiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
+    # The usual calls (a positive divisor, int or constant), with the steps below inlined.
+    t = type(rhs)
+    if (t is int or t is Const) and isinstance(lhs, Expr):
+        c = rhs if t is int else rhs.value  # type: ignore[attr-defined]
+        if c > 0:
+            if c == 1:
+                return lhs
+            if type(lhs) is Const:
+                return const(lhs.value // c)  # type: ignore[attr-defined]
+            return FloorDiv(lhs, const(c) if t is int else rhs)  # type: ignore[arg-type]
     lhs, rhs = as_expr(lhs), _checked_divisor(as_expr(rhs), "floordiv")
     if type(rhs) is Const and rhs.value < 0:
         return floordiv(_negated(lhs), -rhs.value)
@@ -393,6 +503,16 @@ def floordiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
 
 
 def ceildiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
+    # The usual calls (a positive divisor, int or constant), with the steps below inlined.
+    t = type(rhs)
+    if (t is int or t is Const) and isinstance(lhs, Expr):
+        c = rhs if t is int else rhs.value  # type: ignore[attr-defined]
+        if c > 0:
+            if c == 1:
+                return lhs
+            if type(lhs) is Const:
+                return const(-(-lhs.value // c))  # type: ignore[attr-defined]
+            return CeilDiv(lhs, const(c) if t is int else rhs)  # type: ignore[arg-type]
     lhs, rhs = as_expr(lhs), _checked_divisor(as_expr(rhs), "ceildiv")
     if type(rhs) is Const and rhs.value < 0:
         return ceildiv(_negated(lhs), -rhs.value)
@@ -405,6 +525,16 @@ def ceildiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
 
 
 def mod(lhs: Expr | int, rhs: Expr | int) -> Expr:
+    # The usual calls (a positive divisor, int or constant), with the steps below inlined.
+    t = type(rhs)
+    if (t is int or t is Const) and isinstance(lhs, Expr):
+        c = rhs if t is int else rhs.value  # type: ignore[attr-defined]
+        if c > 0:
+            if c == 1:
+                return ZERO
+            if type(lhs) is Const:
+                return const(lhs.value % c)  # type: ignore[attr-defined]
+            return Mod(lhs, const(c) if t is int else rhs)  # type: ignore[arg-type]
     lhs, rhs = as_expr(lhs), _checked_divisor(as_expr(rhs), "mod")
     if type(rhs) is Const and rhs.value < 0:
         return _negated(mod(_negated(lhs), -rhs.value))
@@ -435,14 +565,8 @@ def max_(lhs: Expr | int, rhs: Expr | int) -> Expr:
 
 
 # ---------------------------------------------------------------------------
-# Traversal, substitution, evaluation
+# Traversal, substitution, evaluation, canonical order of summands
 # ---------------------------------------------------------------------------
-
-
-# ---------------------------------------------------------------------------
-# Canonical order of summands
-# ---------------------------------------------------------------------------
-
 
 # The tree walkers live in .traversal, which needs the node classes above; they are read
 # through this module too, lazily, so that importing either module first works.

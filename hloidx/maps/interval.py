@@ -180,3 +180,20 @@ def _as_interval(value: Interval | int) -> Interval:
 
 Interval.EMPTY = Interval(1, 0)
 Interval.FULL = Interval(INT64_MIN, INT64_MAX)
+
+
+# Hot paths (range evaluation) build many intervals whose ends are already normal; writing the
+# slots through their descriptors skips the frozen dataclass's ``__init__``.
+_new = object.__new__
+_set_lower = Interval.lower.__set__  # type: ignore[attr-defined]
+_set_upper = Interval.upper.__set__  # type: ignore[attr-defined]
+
+
+def make_interval(lower: int, upper: int) -> Interval:
+    """``Interval(lower, upper)`` for int ends, cheaper when they are already normal."""
+    if INT64_MIN <= lower <= upper <= INT64_MAX:
+        interval = _new(Interval)
+        _set_lower(interval, lower)
+        _set_upper(interval, upper)
+        return interval
+    return Interval(lower, upper)

@@ -13,7 +13,6 @@ from .expr import (
     Mul,
     children,
     const,
-    split_coefficient,
     xla_order_key,
 )
 
@@ -28,10 +27,13 @@ def _linear(expr: Expr) -> tuple[Terms, int]:
     terms: Terms = []
     constant = 0
     for term in summands:
-        if type(term) is Const:
+        t = type(term)
+        if t is Const:
             constant += term.value
+        elif t is Mul and type(term.rhs) is Const:
+            terms.append((term.lhs, term.rhs.value))
         else:
-            terms.append(split_coefficient(term))
+            terms.append((term, 1))
     return terms, constant
 
 
@@ -46,6 +48,21 @@ def _combine(terms: Iterable[tuple[Expr, int]], constant: int = 0) -> Expr:
     The same tree as ``_sorted_sum(add(*(mul(m, c) for m, c in terms), constant))``, built
     directly from the coefficients (hot: no intermediate products or sums are made).
     """
+    if type(terms) is list and len(terms) <= 1 and (not terms or type(terms[0][0]) is not Add):
+        # The usual case in the rules (one summand moved out or left in), without the table.
+        if not terms:
+            return const(constant)
+        m, c = terms[0]
+        t = type(m)
+        if t is Const:
+            return const(constant + m.value * c)
+        if t is Mul and type(m.rhs) is Const:
+            m, c = m.lhs, m.rhs.value * c
+        if c == 0:
+            return const(constant)
+        summand = m if c == 1 else Mul(m, const(c))
+        # A constant sorts after every other kind of summand.
+        return summand if constant == 0 else Add((summand, const(constant)))
     coefficients: dict[Expr, int] = {}
     get = coefficients.get
     for m, c in terms:
@@ -72,13 +89,13 @@ def _combine(terms: Iterable[tuple[Expr, int]], constant: int = 0) -> Expr:
         summands.append(const(constant))
     if len(summands) == 1:
         return summands[0]
-    summands.sort(key=_summand_key)
+    summands.sort(key=xla_order_key)
     return Add(tuple(summands))
 
 
 def _sorted_sum(expr: Expr) -> Expr:
     if type(expr) is Add:
-        ordered = tuple(sorted(expr.terms, key=_summand_key))
+        ordered = tuple(sorted(expr.terms, key=xla_order_key))
         if ordered != expr.terms:
             return Add(ordered)
     return expr

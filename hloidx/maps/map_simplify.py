@@ -6,13 +6,15 @@ character for character)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..caches import memo
-from .expr import Add, Const, Expr, Var, children, dim, sort_summands
-from .indexing_map import IndexingMap, MapState
+from .constraints import _known_empty, _merge_mod_constraints, _move_into_interval
+from .expr import Const, Expr, Var, children, dim, sort_summands
+from .indexing_map import Constraint, IndexingMap, MapState
 from .range_eval import RangeEvaluator
-from .simplify import ExprSimplifier, _shared_simplifier, _simplify_constraints
+from .simplify import ExprSimplifier, _shared_simplifier
 from .variables import rescale_symbols
 
 
@@ -82,7 +84,7 @@ def _simplify_map(
     keep = _point_dims(current, options)
     results = tuple(r if r in keep else simplifier.simplify(r) for r in current.results)
     if results != current.results:
-        current = replace(current, results=results)
+        current = _with(current, results=results)
     if rules is not None:
         for family, (before, after) in fired.items():
             rules.append(AppliedRule(family, str(before), str(after), current))
@@ -100,15 +102,81 @@ def _simplify_map(
     return current
 
 
-@memo(65536)
+def _simplify_constraints(
+    indexing_map: IndexingMap, record: Callable[[str, IndexingMap], None] | None
+) -> IndexingMap:
+    """Constraint phase: simplify, move into intervals, drop implied, merge; to a fixed point."""
+    current = indexing_map
+    bounds = None
+    while current.state is MapState.NORMAL:
+        new_bounds = current.bounds()
+        if new_bounds != bounds:
+            # Same bounds, same evaluator: the memo of the previous round stays valid.
+            bounds = new_bounds
+            simplifier = _shared_simplifier(bounds)
+            evaluator = simplifier.evaluator
+        new: list[Constraint] = []
+        changed = False
+        family = "constraint-expressions"
+        for expr, interval in current.constraints:
+            e = simplifier.simplify(expr)
+            while True:
+                moved = _move_into_interval(e, interval, evaluator.range)
+                if moved is None:
+                    break
+                e, interval = moved[0], moved[1]
+                e = simplifier.simplify(e)
+                family = "constraint-ranges"
+            r = evaluator.range(e)
+            lower, upper = r.lower, r.upper
+            if lower > upper:
+                # Undefined everywhere (a divisor that can only be zero): leave it alone.
+                new.append((e, interval))
+                changed = changed or e != expr
+                continue
+            if max(lower, interval.lower) > min(upper, interval.upper):
+                result = _known_empty(current)
+                if record:
+                    record("known-empty", result)
+                return result
+            if interval.lower <= lower and upper <= interval.upper:
+                changed = True
+                family = "drop-implied-constraints" if e == expr else family
+                continue
+            if e != expr:
+                changed = True
+            new.append((e, interval))
+        if changed:
+            base = _with(current, constraints=())
+            current = base.add_constraints(new) if new else base
+            if record:
+                record(family, current)
+        merged = _merge_mod_constraints(current)
+        if merged is not current and merged != current:
+            current = merged
+            changed = True
+            if record:
+                record("merge-mod-constraints", current)
+        if not changed:
+            break
+    return current
+
+
+def _with(m: IndexingMap, *, results: tuple | None = None, constraints: tuple | None = None):
+    """``dataclasses.replace(m, ...)`` for a normal map's results or constraints, without
+    replace's field introspection (it runs a few times per simplified map)."""
+    return IndexingMap(
+        m.results if results is None else results,
+        m.dim_vars,
+        m.range_vars,
+        m.rt_vars,
+        m.constraints if constraints is None else constraints,
+    )
+
+
 def operations(expr: Expr) -> int:
     """Binary operations written in ``expr``: a sum of k summands is k - 1 additions."""
-    t = type(expr)
-    if t is Const or t is Var:
-        return 0
-    if t is Add:
-        return len(expr.terms) - 1 + sum(operations(x) for x in expr.terms)
-    return 1 + operations(expr.lhs) + operations(expr.rhs)
+    return expr.operations
 
 
 def operation_count(indexing_map: IndexingMap) -> int:

@@ -16,11 +16,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from .expr import Add, CeilDiv, Const, Expr, FloorDiv, Max, Min, Mod, Mul, Var
+from .expr import (
+    EVERY_DOMAIN,
+    Add,
+    CeilDiv,
+    Const,
+    Expr,
+    FloorDiv,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Var,
+    _set_range_memo,
+)
 from .indexing_map import Constraint, IndexingMap
 from .interval import INT64_MAX as _INT64_MAX
 from .interval import INT64_MIN as _INT64_MIN
-from .interval import Interval, saturate
+from .interval import Interval, _set_lower, _set_upper, make_interval, saturate
+
+_new = object.__new__
 
 
 def _corners_div(lhs: Interval, rhs: Interval, ceil: bool) -> Interval:
@@ -93,10 +108,21 @@ def mod_range(lhs: Interval, rhs: Interval) -> Interval:
     return out
 
 
-class RangeEvaluator:
-    """Intervals of expressions over fixed variable bounds and constraints, memoised."""
+#: The owner of a constant's cached interval: a point, the same over every domain (a
+#: constraint never names a constant).
+_EVERY_DOMAIN = EVERY_DOMAIN
 
-    __slots__ = ("_bounds", "_constraints", "_memo")
+
+class RangeEvaluator:
+    """Intervals of expressions over fixed variable bounds and constraints, memoised.
+
+    The interval of a node is kept on the node (``Expr._range_memo``), owned by the token of
+    the evaluator that computed it: another evaluator sees a token not its own and computes
+    afresh. With interned nodes, the equal sub-expressions that rewrites rebuild are the same
+    objects, so an interval is computed once per distinct node and domain.
+    """
+
+    __slots__ = ("_bounds", "_constraints", "_token")
 
     def __init__(
         self,
@@ -112,7 +138,9 @@ class RangeEvaluator:
                 previous = merged.get(expr)
                 merged[expr] = interval if previous is None else previous.intersect(interval)
             self._constraints = merged
-        self._memo: dict[Expr, Interval] = {}
+        # A fresh object per evaluator (not the evaluator itself: nodes holding the token
+        # must not keep the bounds and constraints alive).
+        self._token = object()
 
     @staticmethod
     def of_map(indexing_map: IndexingMap, use_constraints: bool = True) -> RangeEvaluator:
@@ -127,20 +155,26 @@ class RangeEvaluator:
 
     def range(self, expr: Expr) -> Interval:
         """The interval of ``expr`` over the domain (sound, not necessarily tight)."""
-        got = self._memo.get(expr)
-        if got is not None:
+        owner, got = expr._range_memo
+        token = self._token
+        if owner is token:
             return got
         t = type(expr)
         if t is Const:
-            # Not memoised: a constraint never names a constant, and the point is cheap.
-            return Interval(expr.value, expr.value)
+            if owner is _EVERY_DOMAIN:
+                return got
+            result = make_interval(expr.value, expr.value)
+            _set_range_memo(expr, (_EVERY_DOMAIN, result))
+            return result
         if t is Var:
             result = self._bounds.get(expr, Interval.FULL)
         elif t is Add:
             # Interval addition inlined, saturating after every step as ``+`` does.
             lower = upper = 0
             for term in expr.terms:
-                r = self.range(term)
+                owner, r = term._range_memo
+                if owner is not token and owner is not _EVERY_DOMAIN:
+                    r = self.range(term)
                 if r.lower > r.upper:
                     lower, upper = 1, 0
                     break
@@ -150,29 +184,61 @@ class RangeEvaluator:
                     lower = saturate(lower)
                 if not _INT64_MIN <= upper <= _INT64_MAX:
                     upper = saturate(upper)
-            result = Interval(lower, upper)
+            result = make_interval(lower, upper)
         else:
-            lhs = self.range(expr.lhs)
-            rhs = self.range(expr.rhs)
-            if t is Mul:
-                result = lhs * rhs
-            elif t is FloorDiv:
-                result = divide_range(lhs, rhs)
-            elif t is CeilDiv:
-                result = divide_range(lhs, rhs, ceil=True)
-            elif t is Mod:
-                result = mod_range(lhs, rhs)
-            elif t is Min:
-                result = lhs.min(rhs)
-            elif t is Max:
-                result = lhs.max(rhs)
-            else:  # pragma: no cover - every node class is handled above
-                raise TypeError(f"unknown expression node {t.__name__}")
+            owner, lhs = expr.lhs._range_memo
+            if owner is not token and owner is not _EVERY_DOMAIN:
+                lhs = self.range(expr.lhs)
+            rhs = expr.rhs
+            if type(rhs) is Const and rhs.value > 0 and t is not Min and t is not Max:
+                # By a positive constant, the common case: the intervals of Interval's
+                # ``*``, ``floordiv``, ``ceildiv`` and ``mod``, inlined.
+                c = rhs.value
+                lower, upper = lhs.lower, lhs.upper
+                if lower > upper:
+                    result = Interval.EMPTY
+                else:
+                    if t is Mul:
+                        lower, upper = lower * c, upper * c
+                        if not _INT64_MIN <= lower <= _INT64_MAX:
+                            lower = saturate(lower)
+                        if not _INT64_MIN <= upper <= _INT64_MAX:
+                            upper = saturate(upper)
+                    elif t is FloorDiv:
+                        lower, upper = lower // c, upper // c
+                    elif t is Mod:
+                        if upper - lower < c and lower // c == upper // c:
+                            lower, upper = lower % c, upper % c
+                        else:
+                            lower, upper = 0, c - 1
+                    else:
+                        lower, upper = -(-lower // c), -(-upper // c)
+                    result = _new(Interval)
+                    _set_lower(result, lower)
+                    _set_upper(result, upper)
+            else:
+                owner, rhs = rhs._range_memo
+                if owner is not token and owner is not _EVERY_DOMAIN:
+                    rhs = self.range(expr.rhs)
+                if t is Mul:
+                    result = lhs * rhs
+                elif t is FloorDiv:
+                    result = divide_range(lhs, rhs)
+                elif t is CeilDiv:
+                    result = divide_range(lhs, rhs, ceil=True)
+                elif t is Mod:
+                    result = mod_range(lhs, rhs)
+                elif t is Min:
+                    result = lhs.min(rhs)
+                elif t is Max:
+                    result = lhs.max(rhs)
+                else:  # pragma: no cover - every node class is handled above
+                    raise TypeError(f"unknown expression node {t.__name__}")
         if self._constraints:
             constraint = self._constraints.get(expr)
             if constraint is not None:
                 result = result.intersect(constraint)
-        self._memo[expr] = result
+        _set_range_memo(expr, (token, result))
         return result
 
     __call__ = range

@@ -21,8 +21,9 @@ Expressions (:class:`ExprSimplifier`, bottom-up, memoised per distinct sub-expre
   x mod c`` when that does not make the sum larger;
 * ``min-max``: ``min``/``max`` of operands whose intervals do not overlap.
 
-Constraints: expressions are simplified (against the bounds only: a constraint must not
-prove itself), constants, multipliers and divisors move into the interval, a sum
+Constraints (the phase lives in .map_simplify): expressions are simplified (against the
+bounds only: a constraint must not prove itself), constants, multipliers and divisors move
+into the interval, a sum
 ``g * H + L`` whose low part ``L`` cannot change the outcome becomes a constraint on ``H``,
 implied constraints are dropped, one-variable constraints tighten the bounds, mod
 constraints on one expression merge (Chinese remainder theorem, which covers XLA's lcm
@@ -35,13 +36,12 @@ Summands come in the canonical order of ``sort_summands``; :func:`simplify` is i
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from math import gcd
 
 from ..caches import register
-from .constraints import _known_empty, _merge_mod_constraints, _move_into_interval
 from .expr import (
     BUILDERS,
+    EVERY_DOMAIN,
     Add,
     CeilDiv,
     Const,
@@ -50,25 +50,22 @@ from .expr import (
     Max,
     Min,
     Mod,
+    Mul,
     Var,
+    _set_simplified_memo,
     add,
     ceildiv,
     const,
     floordiv,
-    map_children,
     mod,
     mul,
 )
-from .indexing_map import Constraint, IndexingMap, MapState
-from .interval import INT64_MAX, INT64_MIN, Interval
+from .indexing_map import Constraint
+from .interning import INTERNED, clear_interned, remember
+from .interval import INT64_MAX, INT64_MIN, Interval, saturate
 from .linear_form import Terms, _combine, _cost, _linear, _sorted_sum
 from .range_eval import RangeEvaluator
 from .variables import remove_unused_vars, rescale_symbols
-
-# ---------------------------------------------------------------------------
-# Sums as linear combinations
-# ---------------------------------------------------------------------------
-
 
 # ---------------------------------------------------------------------------
 # Expression simplifier
@@ -84,10 +81,14 @@ _MAX_REWRITES = 64
 class ExprSimplifier:
     """Simplifies expressions over one domain; results are memoised per sub-expression.
 
+    The simplified form of a node is kept on the node (``Expr._simplified_memo``), owned by
+    this simplifier's token, as range_eval keeps intervals: nodes are interned, so the equal
+    sub-expressions that rewrites rebuild find the result without a table look-up.
+
     ``on_rule(family, before, after)`` is called for every rewrite (for ``--explain``).
     """
 
-    __slots__ = ("_constraints_may_pin", "_memo", "_on_rule", "evaluator", "range")
+    __slots__ = ("_constraints_may_pin", "_lookahead", "_on_rule", "_token", "evaluator", "range")
 
     def __init__(
         self,
@@ -97,8 +98,12 @@ class ExprSimplifier:
         self.evaluator = evaluator
         self.range = evaluator.range
         self._constraints_may_pin = evaluator.has_constraints
-        self._memo: dict[Expr, Expr] = {}
         self._on_rule = on_rule
+        self._token = object()
+        # Rules may take the driver's next steps themselves (same result, fewer nodes), but
+        # not with constraints (they could narrow the node skipped) nor when rules are
+        # recorded (--explain shows each step).
+        self._lookahead = on_rule is None and not self._constraints_may_pin
 
     def _fired(self, family: str, before: Expr, after: Expr) -> Expr:
         if self._on_rule is not None and after != before:
@@ -108,42 +113,61 @@ class ExprSimplifier:
     # -- driver ------------------------------------------------------------------
     def simplify(self, expr: Expr) -> Expr:
         """The simplified form of ``expr`` (a fixed point of every rule)."""
-        if type(expr) is Const:
-            return expr
-        memo = self._memo
-        done = memo.get(expr)
-        if done is not None:
-            return done
+        token = self._token
+        owner, done = expr._simplified_memo
+        if owner is token or owner is EVERY_DOMAIN:
+            return expr if done is None else done
+        range_token = self.evaluator._token
+        if type(expr) is Var:
+            # A leaf: its bound, unless that is a single value.
+            owner, interval = expr._range_memo
+            if owner is not range_token:
+                interval = self.range(expr)
+            result = expr
+            if interval.lower == interval.upper and interval.lower not in _SATURATED:
+                result = self._fired("point-range", expr, const(interval.lower))
+            _set_simplified_memo(expr, (token, None if result is expr else result))
+            return result
         current = expr
         # Every form passed on the way is memoised to the result too: simplifying it afresh
         # would run exactly the remaining steps (children are memoised fixed points), and
         # other expressions that simplify through the same forms then stop early.
         passed = []
         for _ in range(_MAX_REWRITES):
-            interval = self.range(current)
-            if self._point(interval, current):
+            owner, interval = current._range_memo
+            if owner is not range_token:
+                interval = self.range(current)
+            if interval.lower == interval.upper and interval.lower not in _SATURATED:
                 result = self._fired("point-range", current, const(interval.lower))
                 break
-            if type(current) is Var:
+            t = type(current)
+            if t is Var:
                 result = current
                 break
             node = self._simplify_children(current)
-            if type(node) is Const:
+            t = type(node)
+            if t is Const:
                 result = node
                 break
             if node is not current:
-                done = memo.get(node)
-                if done is not None:
-                    result = done
+                owner, done = node._simplified_memo
+                if owner is token:
+                    result = node if done is None else done
                     break
                 passed.append(node)
                 # Simpler children can give a tighter interval for the node itself.
-                interval = self.range(node)
-                if self._point(interval, node):
+                owner, interval = node._range_memo
+                if owner is not range_token:
+                    interval = self.range(node)
+                if interval.lower == interval.upper and interval.lower not in _SATURATED:
                     result = self._fired("point-range", node, const(interval.lower))
                     break
-            rewritten = self._rewrite(node)
+            rule = _RULES.get(t)
+            rewritten = None if rule is None else rule(self, node)
             if rewritten is None:
+                if t is not Add:
+                    result = node
+                    break
                 result = _sorted_sum(node)
                 if result is not node and self._constraints_may_pin:
                     # A constraint is stored on the canonical (sorted) sum: its interval
@@ -153,17 +177,20 @@ class ExprSimplifier:
                         result = self._fired("point-range", result, const(interval.lower))
                 break
             current = rewritten
-            done = memo.get(current)
-            if done is not None:
-                result = done
+            owner, done = current._simplified_memo
+            if owner is token or owner is EVERY_DOMAIN:
+                result = current if done is None else done
                 break
             passed.append(current)
         else:  # pragma: no cover - a rule cycle would be a bug; stop safely
             result = current
-        memo[expr] = result
+        # A fixed point caches None ("itself"), not a reference to itself: no cycles.
+        memo = (token, result)
+        _set_simplified_memo(expr, memo)
         for form in passed:
-            memo[form] = result
-        memo[result] = result
+            _set_simplified_memo(form, memo)
+        if result._simplified_memo[0] is not EVERY_DOMAIN:
+            _set_simplified_memo(result, (token, None))
         return result
 
     @staticmethod
@@ -172,40 +199,57 @@ class ExprSimplifier:
         return interval.lower == interval.upper and interval.lower not in _SATURATED
 
     def _simplify_children(self, node: Expr) -> Expr:
+        token = self._token
         t = type(node)
-        if t is FloorDiv or t is CeilDiv or t is Mod:
-            lhs, rhs = self.simplify(node.lhs), self.simplify(node.rhs)  # type: ignore[attr-defined]
-            if lhs is node.lhs and rhs is node.rhs:  # type: ignore[attr-defined]
-                return node
-            if type(rhs) is Const and rhs.value <= 0:
-                # A variable divisor pinned to zero or below: evaluation is undefined (or
-                # the builders would refuse the constant); keep the divisor as written.
-                return node if lhs is node.lhs else t(lhs, node.rhs)  # type: ignore[attr-defined]
-            return BUILDERS[t](lhs, rhs)
         if t is Add:
             terms = node.terms  # type: ignore[attr-defined]
-            simplify = self.simplify
-            new = [simplify(k) for k in terms]
-            for a, b in zip(new, terms):  # noqa: B905 - equal lengths by construction
-                if a is not b:
-                    return add(*new)
+            new = []
+            changed = False
+            for k in terms:
+                owner, done = k._simplified_memo
+                if owner is not token and owner is not EVERY_DOMAIN:
+                    done = self.simplify(k)
+                elif done is None:
+                    done = k
+                if done is not k:
+                    changed = True
+                new.append(done)
+            if changed:
+                return add(*new)
+            # The node may predate the intern table (built before it was cleared): adopt it,
+            # so that rules rebuilding it from these children find it and its memo.
+            key = (Add, *map(id, terms))
+            if key not in INTERNED:
+                remember(key, node)
             return node
-        return map_children(node, self.simplify)
+        lhs, rhs = node.lhs, node.rhs  # type: ignore[attr-defined]
+        owner, new_lhs = lhs._simplified_memo
+        if owner is not token and owner is not EVERY_DOMAIN:
+            new_lhs = self.simplify(lhs)
+        elif new_lhs is None:
+            new_lhs = lhs
+        owner, new_rhs = rhs._simplified_memo
+        if owner is not token and owner is not EVERY_DOMAIN:
+            new_rhs = self.simplify(rhs)
+        elif new_rhs is None:
+            new_rhs = rhs
+        if new_lhs is lhs and new_rhs is rhs:
+            key = (t, id(lhs), id(rhs))  # adopted, as above
+            if key not in INTERNED:
+                remember(key, node)
+            return node
+        if (t is FloorDiv or t is CeilDiv or t is Mod) and (
+            type(new_rhs) is Const and new_rhs.value <= 0
+        ):
+            # A variable divisor pinned to zero or below: evaluation is undefined (or the
+            # builders would refuse the constant); keep the divisor as written.
+            return node if new_lhs is lhs else t(new_lhs, rhs)
+        return BUILDERS[t](new_lhs, new_rhs)
 
     def _rewrite(self, node: Expr) -> Expr | None:
         """One rule application at the root of ``node`` (children already simplified)."""
-        t = type(node)
-        if t is Add:
-            return self._rewrite_sum(node)
-        if t is Mod:
-            return self._rewrite_mod(node)
-        if t is FloorDiv:
-            return self._rewrite_floordiv(node)
-        if t is CeilDiv:
-            return self._rewrite_ceildiv(node)
-        if t is Min or t is Max:
-            return self._rewrite_min_max(node)
-        return None
+        rule = _RULES.get(type(node))
+        return None if rule is None else rule(self, node)
 
     def _positive_divisor(self, node: Expr) -> int | None:
         rhs = node.rhs  # type: ignore[attr-defined]
@@ -237,24 +281,43 @@ class ExprSimplifier:
             (high if c % g == 0 else low).append((m, c // g if c % g == 0 else c))
         return _combine(high, constant // g), _combine(low, constant % g)
 
-    def _low_split(
-        self, terms: Terms, constant: int, modulus: int
-    ) -> tuple[int, Expr, Expr] | None:
+    def _low_split(self, terms: Terms, constant: int, modulus: int) -> int | None:
         """The largest ``g > 1`` dividing ``modulus`` with ``Σ = g * high + low``, low < g."""
         candidates = sorted({gcd(c, modulus) for _, c in terms} - {1}, reverse=True)
         if not candidates:
             return None
-        ranges = [self.range(m) * c for m, c in terms]
+        # The interval of each summand as int ends (None when empty), saturated as
+        # Interval arithmetic saturates: most candidates fail, so no Interval is built.
+        range_of = self.range
+        ranges: list[tuple[int, int] | None] = []
+        for m, c in terms:
+            r = range_of(m)
+            if r.lower > r.upper:
+                ranges.append(None)
+                continue
+            a, b = r.lower * c, r.upper * c
+            if a > b:
+                a, b = b, a
+            ranges.append((saturate(a), saturate(b)))
         for g in candidates:
-            # The interval of the low part, without building it (most candidates fail).
-            r = Interval(constant % g, constant % g)
+            # The interval of the low part, without building it.
+            lower = upper = constant % g
+            empty = False
             for (_, c), rc in zip(terms, ranges, strict=True):
                 if c % g:
-                    r = r + rc
-            if r.lower >= 0 and r.upper < g:
-                high, low = self._split(terms, constant, g)
-                return g, high, low
+                    if rc is None:
+                        empty = True
+                        break
+                    lower = saturate(lower + rc[0])
+                    upper = saturate(upper + rc[1])
+            # An empty low part passes, as the empty interval [1, 0] always did.
+            if empty or (lower >= 0 and upper < g):
+                return g
         return None
+
+    def _high_part(self, terms: Terms, constant: int, g: int) -> Expr:
+        """``high`` of ``Σ terms + constant = g * high + low`` (see :meth:`_split`)."""
+        return _combine([(m, c // g) for m, c in terms if c % g == 0], constant // g)
 
     # -- mod ------------------------------------------------------------------------
     def _rewrite_mod(self, node: Expr) -> Expr | None:
@@ -271,13 +334,21 @@ class ExprSimplifier:
             # Multiples of the modulus go; a negative constant stays as written (`(x - 3)
             # mod 7`, not `(x + 4) mod 7`): the same length, and the form the reader gave.
             left = constant % m if constant >= m or constant % m == 0 else constant
-            return self._fired("mod", node, mod(_combine(kept, left), m))
+            inner = _combine(kept, left)
+            if self._lookahead and type(inner) is not Mod and type(inner) is not Const:
+                # When `inner` (a fixed point) stays within one period of m, the driver's next
+                # steps would simplify `inner mod m` to a shift of inner: build it at once.
+                r = self.range(inner)
+                within = r.lower <= r.upper and r.lower // m == r.upper // m
+                if within and self.simplify(inner) is inner:
+                    return _combine(kept, left - (r.lower // m) * m)
+            return self._fired("mod", node, mod(inner, m))
         r = self.range(x)
         if r.lower // m == r.upper // m:
             return self._fired("mod", node, _combine(terms, constant - (r.lower // m) * m))
-        split = self._low_split(terms, constant, m)
-        if split is not None:
-            g, high, low = split
+        g = self._low_split(terms, constant, m)
+        if g is not None:
+            high, low = self._split(terms, constant, g)
             return self._fired("mod", node, add(mul(mod(high, m // g), g), low))
         return None
 
@@ -298,12 +369,20 @@ class ExprSimplifier:
             # A constant moves out only whole: `(x - 3) floordiv 7` as `(x + 4) floordiv 7 - 1`
             # would be longer than what was written (as XLA: only multiples of the divisor).
             whole = constant - constant % d if constant % d == 0 or not rest else 0
-            outside = _combine(extracted, whole // d)
             inside = _combine(rest, constant - whole)
+            if self._lookahead and type(inside) is not Const:
+                # When `inside floordiv d` takes one value k, the driver's next steps would
+                # fold it (point-range) and add k to the rest: build that sum at once.
+                r = self.range(inside)
+                if r.lower <= r.upper:
+                    k = r.lower // d
+                    if k == r.upper // d and k not in _SATURATED:
+                        return _combine(extracted, whole // d + k)
+            outside = _combine(extracted, whole // d)
             return self._fired("floordiv", node, add(floordiv(inside, d), outside))
-        split = self._low_split(terms, constant, d)
-        if split is not None:
-            g, high, _ = split
+        g = self._low_split(terms, constant, d)
+        if g is not None:
+            high = self._high_part(terms, constant, g)
             return self._fired("floordiv", node, floordiv(high, d // g))
         # A single inner floordiv summand: (a floordiv c + r) floordiv d = (a + r*c) floordiv (c*d).
         inner = [
@@ -333,6 +412,15 @@ class ExprSimplifier:
 
     # -- sums ---------------------------------------------------------------------------
     def _rewrite_sum(self, node: Expr) -> Expr | None:
+        # Both rules below start from a mod or floordiv summand (maybe scaled): most sums
+        # have none.
+        for term in node.terms:  # type: ignore[attr-defined]
+            if type(term) is Mul and type(term.rhs) is Const:  # type: ignore[attr-defined]
+                term = term.lhs  # type: ignore[attr-defined]
+            if (type(term) is Mod or type(term) is FloorDiv) and type(term.rhs) is Const:  # type: ignore[attr-defined]
+                break
+        else:
+            return None
         terms, constant = _linear(node)
         coefficient: dict[Expr, int] = dict(terms)
         # (x mod c) * k + (x floordiv c) * (c * k) -> x * k, where `x floordiv c` may itself
@@ -370,6 +458,18 @@ class ExprSimplifier:
         return _sorted_sum(expr)
 
 
+#: The rule family of each node kind (children already simplified); kinds without one
+#: (variables, products) are fixed points once their children are.
+_RULES: dict[type, Callable[[ExprSimplifier, Expr], Expr | None]] = {
+    Add: ExprSimplifier._rewrite_sum,
+    Mod: ExprSimplifier._rewrite_mod,
+    FloorDiv: ExprSimplifier._rewrite_floordiv,
+    CeilDiv: ExprSimplifier._rewrite_ceildiv,
+    Min: ExprSimplifier._rewrite_min_max,
+    Max: ExprSimplifier._rewrite_min_max,
+}
+
+
 # ---------------------------------------------------------------------------
 # Simplifiers shared across maps
 # ---------------------------------------------------------------------------
@@ -381,10 +481,9 @@ class ExprSimplifier:
 _SHARED: dict[tuple, ExprSimplifier] = {}
 register(_SHARED.clear)
 
-#: Domains kept, and sub-expressions memoised per domain, before a table is dropped (a
-#: bound on memory for long runs; dropping only costs recomputation).
+#: Domains kept before the table is dropped (a bound on memory for long runs; dropping only
+#: costs recomputation). Sub-results live on the nodes, as long as the nodes do.
 _MAX_SHARED_DOMAINS = 512
-_MAX_SHARED_MEMO = 200_000
 
 
 def _shared_simplifier(
@@ -393,7 +492,7 @@ def _shared_simplifier(
     """The simplifier of the domain ``bounds`` + ``constraints``, shared by every caller."""
     key = (tuple(bounds.items()), constraints)
     simplifier = _SHARED.get(key)
-    if simplifier is None or len(simplifier._memo) > _MAX_SHARED_MEMO:
+    if simplifier is None:
         if len(_SHARED) >= _MAX_SHARED_DOMAINS:
             _SHARED.clear()
         simplifier = ExprSimplifier(RangeEvaluator(bounds, constraints))
@@ -410,70 +509,6 @@ def simplify_expr(
     return ExprSimplifier(RangeEvaluator(bounds, constraints)).simplify(expr)
 
 
-# ---------------------------------------------------------------------------
-# Constraints
-# ---------------------------------------------------------------------------
-
-
-def _simplify_constraints(
-    indexing_map: IndexingMap, record: Callable[[str, IndexingMap], None] | None
-) -> IndexingMap:
-    """Constraint phase: simplify, move into intervals, drop implied, merge; to a fixed point."""
-    current = indexing_map
-    bounds = None
-    while current.state is MapState.NORMAL:
-        new_bounds = current.bounds()
-        if new_bounds != bounds:
-            # Same bounds, same evaluator: the memo of the previous round stays valid.
-            bounds = new_bounds
-            simplifier = _shared_simplifier(bounds)
-            evaluator = simplifier.evaluator
-        new: list[Constraint] = []
-        changed = False
-        family = "constraint-expressions"
-        for expr, interval in current.constraints:
-            e = simplifier.simplify(expr)
-            while True:
-                moved = _move_into_interval(e, interval, evaluator.range)
-                if moved is None:
-                    break
-                e, interval = moved[0], moved[1]
-                e = simplifier.simplify(e)
-                family = "constraint-ranges"
-            r = evaluator.range(e)
-            if r.is_empty:
-                # Undefined everywhere (a divisor that can only be zero): leave it alone.
-                new.append((e, interval))
-                changed = changed or e != expr
-                continue
-            if r.intersect(interval).is_empty:
-                result = _known_empty(current)
-                if record:
-                    record("known-empty", result)
-                return result
-            if interval.contains(r):
-                changed = True
-                family = "drop-implied-constraints" if e == expr else family
-                continue
-            if e != expr:
-                changed = True
-            new.append((e, interval))
-        if changed:
-            base = replace(current, constraints=())
-            current = base.add_constraints(new)
-            if record:
-                record(family, current)
-        merged = _merge_mod_constraints(current)
-        if merged != current:
-            current = merged
-            changed = True
-            if record:
-                record("merge-mod-constraints", current)
-        if not changed:
-            break
-    return current
-
-
 def clear_caches() -> None:
     """Forget every memoised simplification and expression property (for cold benchmarks)."""
     from . import expr
@@ -485,6 +520,10 @@ def clear_caches() -> None:
     expr.variables.cache_clear()
     expr.sort_key.cache_clear()
     expr.xla_order_key.cache_clear()
+    # Interned nodes carry no results of their own, but a node built again finds its twin
+    # (and that twin's cached interval and simplified form when the domain is the same):
+    # a cold call must build its nodes afresh.
+    clear_interned()
 
 
 # ---------------------------------------------------------------------------
@@ -509,6 +548,7 @@ _FROM_MAP_SIMPLIFY = frozenset(
         "simplify",
         "simplify_with_rules",
         "_simplified",
+        "_simplify_constraints",
         "_simplify_map",
     }
 )

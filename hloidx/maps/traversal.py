@@ -235,9 +235,12 @@ def xla_order_key(expr: Expr) -> tuple[Any, ...]:
     if t is Const:
         return (8, expr.value)
     if t is Add:
+        # XLA's left-deep ((a + b) + c), folded without building the partial sums.
         terms = expr.terms
-        head = xla_order_key(terms[0]) if len(terms) == 2 else xla_order_key(Add(terms[:-1]))
-        return (0, (head, xla_order_key(terms[-1])))
+        key = xla_order_key(terms[0])
+        for term in terms[1:]:
+            key = (0, (key, xla_order_key(term)))
+        return key
     return (_XLA_RANK[t], (xla_order_key(expr.lhs), xla_order_key(expr.rhs)))
 
 
