@@ -228,6 +228,82 @@ def _rebind(table: IndexingTable, first: Instruction, instr: Instruction) -> Ind
 
 
 # ---------------------------------------------------------------------------
+# Whole analyses, shared between structurally identical instructions
+# ---------------------------------------------------------------------------
+
+
+def analysis_key(instr: Instruction) -> tuple[Any, ...] | None:
+    """Everything an instruction's analysis depends on, without its name, its computation's
+    name and its operands' names; None for an instruction whose analysis is not shared.
+
+    An op is keyed as its rule tables are (:func:`structural_key`); a fusion or call by its
+    body's structure (:func:`.sharing.structure_key`, the key of the composed tables) and its
+    operands' shapes (utilization counts over them, the report prints them).
+    """
+    opcode = instr.opcode
+    if opcode in ("conditional", "while"):
+        return None  # composed per instruction, never shared
+    if opcode in ("fusion", "call"):
+        from .fusion import body_of
+        from .sharing import structure_key
+
+        try:
+            body = body_of(instr)
+        except HloidxError:
+            return None
+        return (
+            "composed",
+            opcode,
+            tuple(o.shape for o in instr.operands),
+            structure_key(body),
+        )
+    return structural_key(instr)
+
+
+def _shareable(result: InstructionAnalysis) -> bool:
+    """Whether every instruction with the same key gets this very analysis: nothing in it names
+    another instruction (runtime variables name their producers), and no internal error (whose
+    text may depend on more than the key) was recorded."""
+    for operand in result.operands:
+        if operand.runtime_vars:
+            return False
+        if any("internal error" in n for n in operand.notes):
+            return False
+    return not any("internal error" in n for n in result.notes)
+
+
+def _reuse(shared: InstructionAnalysis, instr: Instruction) -> InstructionAnalysis:
+    """``shared`` (the analysis of a structurally identical instruction) under ``instr``'s own
+    names; lists are copied so that no two analyses share a mutable list."""
+    result = InstructionAnalysis(
+        instr.computation.name if instr.computation else "",
+        instr.name,
+        instr.opcode,
+        shape_text(instr.shape),  # a fusion's key holds its body's root shape, not its own
+        notes=list(shared.notes),
+        instruction=instr,
+    )
+    result.operands = [
+        OperandAnalysis(
+            op.index,
+            producer.name,
+            op.shape,
+            list(op.output_to_input),
+            list(op.input_to_output),
+            op.exact,
+            op.utilization,
+            [],
+            op.element,
+            list(op.notes),
+            list(op.output_to_input_verdicts),
+            list(op.input_to_output_verdicts),
+        )
+        for op, producer in zip(shared.operands, instr.operands, strict=True)
+    ]
+    return result
+
+
+# ---------------------------------------------------------------------------
 # The analysis
 # ---------------------------------------------------------------------------
 
@@ -433,9 +509,15 @@ def analyze(
     with_utilization: bool = True,
     progress: Callable[[int, int], None] | None = None,
     only: Iterable[Instruction] | None = None,
+    share: bool = True,
 ) -> ModuleAnalysis:
     """Analyse the selected instructions of ``module`` (all of them by default; ``only``: these
-    instructions, in this order)."""
+    instructions, in this order).
+
+    With ``share`` (the default), an instruction structurally identical to one already analysed
+    (:func:`analysis_key`) takes that analysis under its own names: real modules repeat the
+    same op on the same shapes thousands of times. ``share=False`` analyses each one anew (the
+    tests compare the two)."""
     options = AnalysisOptions(
         simplify=simplify,
         verify=verify and simplify,
@@ -456,8 +538,17 @@ def analyze(
             selected.append((comp, instr))
     out = ModuleAnalysis(module.name, direction=direction)
     cache = RuleCache()
+    shared: dict[tuple[Any, ...], InstructionAnalysis] = {}
     for n, (_, instr) in enumerate(selected, 1):
-        out.instructions.append(analyze_instruction(instr, options, cache))
+        key = analysis_key(instr) if share and instr.operands else None
+        hit = shared.get(key) if key is not None else None
+        if hit is not None:
+            out.instructions.append(_reuse(hit, instr))
+        else:
+            result = analyze_instruction(instr, options, cache)
+            if key is not None and _shareable(result):
+                shared[key] = result
+            out.instructions.append(result)
         if progress is not None:
             progress(n, len(selected))
     return out
