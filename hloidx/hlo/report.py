@@ -29,8 +29,13 @@ def error_to_json(error: HloidxError) -> dict[str, Any]:
     return out
 
 
+_NO_LABEL = object()
+
+
 def verdict_label(verdict: Any) -> str:
-    return getattr(verdict, "label", str(verdict))
+    # not getattr(verdict, "label", str(verdict)): that prints every verdict only to drop it
+    label = getattr(verdict, "label", _NO_LABEL)
+    return str(verdict) if label is _NO_LABEL else label
 
 
 def _maps_json(maps: Any, spelling: str, asked: bool) -> list[str]:
