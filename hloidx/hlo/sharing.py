@@ -39,7 +39,9 @@ def structure_key(comp: Computation) -> tuple[Any, ...]:
         rows.append(
             (
                 instr.opcode,
-                str(instr.shape),
+                # the Shape itself, not its text: equal shapes print equally, and printing a
+                # big tuple shape costs more than hashing it
+                instr.shape,
                 instr.is_root,
                 instr.literal,
                 tuple(position.get(id(o), -1) for o in instr.operands),
