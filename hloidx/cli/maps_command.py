@@ -275,6 +275,15 @@ def analyse_text(
     on_progress: Any = None,
 ) -> Outcome:
     """Parse, analyse and render one module; never raises for bad input."""
+    from .collector import relaxed_collector
+
+    with relaxed_collector():
+        return _analyse_text(text, where, options, progress_bar, on_progress)
+
+
+def _analyse_text(
+    text: str, where: str, options: MapsOptions, progress_bar: bool, on_progress: Any
+) -> Outcome:
     import time
 
     from ..hlo.analysis import analyze
