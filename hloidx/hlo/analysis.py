@@ -12,7 +12,7 @@ simplification and verification are memoised by map.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -43,6 +43,9 @@ class OperandAnalysis:
     #: one verdict per printed map (None for UNDEFINED / KNOWN EMPTY: nothing was simplified)
     output_to_input_verdicts: list[Any] = field(default_factory=list)
     input_to_output_verdicts: list[Any] = field(default_factory=list)
+    #: the operand of a structurally identical instruction whose analysis this one reuses
+    #: (everything above but index, name and shape is that operand's): the report prints it once
+    shared_from: OperandAnalysis | None = field(default=None, repr=False, compare=False)
 
     @property
     def verdicts(self) -> list[Any]:
@@ -297,6 +300,7 @@ def _reuse(shared: InstructionAnalysis, instr: Instruction) -> InstructionAnalys
             list(op.notes),
             list(op.output_to_input_verdicts),
             list(op.input_to_output_verdicts),
+            op,
         )
         for op, producer in zip(shared.operands, instr.operands, strict=True)
     ]
@@ -518,6 +522,39 @@ def analyze(
     (:func:`analysis_key`) takes that analysis under its own names: real modules repeat the
     same op on the same shapes thousands of times. ``share=False`` analyses each one anew (the
     tests compare the two)."""
+    out = ModuleAnalysis(module.name, direction=direction)
+    out.instructions = list(
+        analyze_each(
+            module,
+            simplify=simplify,
+            verify=verify,
+            direction=direction,
+            instructions=instructions,
+            computations=computations,
+            with_utilization=with_utilization,
+            progress=progress,
+            only=only,
+            share=share,
+        )
+    )
+    return out
+
+
+def analyze_each(
+    module: HloModule,
+    *,
+    simplify: bool = True,
+    verify: bool = True,
+    direction: str = "both",
+    instructions: Iterable[str] | None = None,
+    computations: Iterable[str] | None = None,
+    with_utilization: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+    only: Iterable[Instruction] | None = None,
+    share: bool = True,
+) -> Iterator[InstructionAnalysis]:
+    """:func:`analyze`, one instruction at a time: a report written as it goes need not hold
+    every analysis at once."""
     options = AnalysisOptions(
         simplify=simplify,
         verify=verify and simplify,
@@ -536,19 +573,17 @@ def analyze(
             if wanted_instr is not None and instr.name not in wanted_instr:
                 continue
             selected.append((comp, instr))
-    out = ModuleAnalysis(module.name, direction=direction)
     cache = RuleCache()
     shared: dict[tuple[Any, ...], InstructionAnalysis] = {}
     for n, (_, instr) in enumerate(selected, 1):
         key = analysis_key(instr) if share and instr.operands else None
         hit = shared.get(key) if key is not None else None
         if hit is not None:
-            out.instructions.append(_reuse(hit, instr))
+            yield _reuse(hit, instr)
         else:
             result = analyze_instruction(instr, options, cache)
             if key is not None and _shareable(result):
                 shared[key] = result
-            out.instructions.append(result)
+            yield result
         if progress is not None:
             progress(n, len(selected))
-    return out
