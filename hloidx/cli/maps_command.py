@@ -201,12 +201,16 @@ def _one_file(path: str, options: MapsOptions, from_: str | None, to: str | None
         if not (from_ and to):
             raise click.UsageError("--from and --to go together")
         return _chain(text, where, options, from_, to)
-    outcome = analyse_text(text, where, options, progress_bar=True)
-    for line in outcome.error_lines:
-        click.echo(line, err=True)
+    stream = JsonStream()
+    outcome = analyse_text(text, where, options, progress_bar=True, stream=stream)
+    if not stream.started:
+        for line in outcome.error_lines:
+            click.echo(line, err=True)
     if outcome.usage_error is not None:
         raise click.UsageError(outcome.usage_error)
-    if options.fmt == "json":
+    if stream.started:
+        pass  # written as it was analysed
+    elif options.fmt == "json":
         click.echo(json.dumps(outcome.doc))
     elif options.fmt == "html":
         click.echo(outcome.html)
@@ -250,6 +254,26 @@ def _chain(text: str, where: str, options: MapsOptions, from_: str, to: str) -> 
     return EXIT_BAD_INPUT if errors else EXIT_OK
 
 
+class JsonStream:
+    """The JSON document of one file written piece by piece as its instructions are analysed,
+    so that neither the document nor every analysis is held at once. Error lines go to stderr
+    first, as when the document was written whole."""
+
+    def __init__(self) -> None:
+        self.started = False
+
+    def begin(self, error_lines: list[str]) -> None:
+        for line in error_lines:
+            click.echo(line, err=True)
+        self.started = True
+
+    def write(self, piece: str) -> None:
+        click.echo(piece, nl=False)
+
+    def end(self) -> None:
+        click.echo("")
+
+
 class Outcome:
     """One module's result: JSON document or text lines, errors, exit code (picklable)."""
 
@@ -273,16 +297,23 @@ def analyse_text(
     options: MapsOptions,
     progress_bar: bool = False,
     on_progress: Any = None,
+    stream: JsonStream | None = None,
 ) -> Outcome:
-    """Parse, analyse and render one module; never raises for bad input."""
+    """Parse, analyse and render one module; never raises for bad input. With ``stream``, a
+    JSON document (without --tree) is written through it instead of kept in ``outcome.doc``."""
     from .collector import relaxed_collector
 
     with relaxed_collector():
-        return _analyse_text(text, where, options, progress_bar, on_progress)
+        return _analyse_text(text, where, options, progress_bar, on_progress, stream)
 
 
 def _analyse_text(
-    text: str, where: str, options: MapsOptions, progress_bar: bool, on_progress: Any
+    text: str,
+    where: str,
+    options: MapsOptions,
+    progress_bar: bool,
+    on_progress: Any,
+    stream: JsonStream | None,
 ) -> Outcome:
     import time
 
@@ -318,6 +349,10 @@ def _analyse_text(
     except SelectionError as error:
         outcome.usage_error = f"{error.message} in {where}{error.hint}"
         outcome.exit_code = EXIT_BAD_INPUT
+        return outcome
+    if stream is not None and options.fmt == "json" and not options.tree:
+        _stream_json(module, errors, selected, options, on_progress, stream, outcome)
+        outcome.seconds = time.perf_counter() - started
         return outcome
     show = progress_bar and options.fmt == "text" and sys.stderr.isatty()
     update, stop = progress(show, "analysing")
@@ -361,6 +396,49 @@ def _analyse_text(
     outcome.exit_code = EXIT_BAD_INPUT if errors else EXIT_PROBLEMS if outcome.refuted else EXIT_OK
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+def _stream_json(
+    module: Any,
+    errors: list[Any],
+    selected: Any,
+    options: MapsOptions,
+    on_progress: Any,
+    stream: JsonStream,
+    outcome: Outcome,
+) -> None:
+    """The JSON document written as it is analysed; ``outcome`` gets the same counts and
+    verdicts as when the document is built whole."""
+    from ..hlo.analysis import analyze_each
+    from ..hlo.report import module_json_text
+
+    unknown: set[str] = set()
+
+    def noted(analyses: Any) -> Any:
+        for ins in analyses:
+            outcome.instructions += 1
+            if any(n.startswith("unknown indexing") for n in ins.notes):
+                unknown.add(ins.opcode)
+            if ins.has_refuted:
+                outcome.refuted = True
+            yield ins
+
+    analyses = analyze_each(
+        module,
+        simplify=options.simplify,
+        verify=options.verify,
+        direction=options.direction,
+        progress=on_progress,
+        only=selected,
+    )
+    stream.begin(outcome.error_lines)
+    for piece in module_json_text(
+        module.name, options.direction, noted(analyses), errors, options.spelling
+    ):
+        stream.write(piece)
+    stream.end()
+    outcome.unknown_opcodes = sorted(unknown)
+    outcome.exit_code = EXIT_BAD_INPUT if errors else EXIT_PROBLEMS if outcome.refuted else EXIT_OK
 
 
 def _text_lines(analysis: Any, options: MapsOptions, trees: Any) -> list[Any]:
