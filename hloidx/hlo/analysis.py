@@ -251,15 +251,16 @@ def analysis_key(instr: Instruction) -> tuple[Any, ...] | None:
         from .sharing import structure_key
 
         try:
-            body = body_of(instr)
-        except HloidxError:
+            return (
+                "composed",
+                opcode,
+                tuple(o.shape for o in instr.operands),
+                structure_key(body_of(instr)),
+            )
+        except Exception:
+            # a malformed called computation: not shared, and the analysis itself reports the
+            # error on this instruction, as it always did
             return None
-        return (
-            "composed",
-            opcode,
-            tuple(o.shape for o in instr.operands),
-            structure_key(body),
-        )
     return structural_key(instr)
 
 
