@@ -22,6 +22,7 @@ ATTRIBUTE is the grammar's own pattern).
 from __future__ import annotations
 
 import re
+from sys import intern
 from typing import Any
 
 from ..errors import HloidxError
@@ -331,7 +332,7 @@ class _LineParser:
         call = _CALL.match(text, position, end)
         if call is None:
             raise Declined
-        opcode = call.group(1)
+        opcode = intern(call.group(1))  # a few dozen opcodes, tens of thousands of instructions
         lpar_end = call.end()
         operands: list[tuple[str, int, int]] = []
         literal = None
@@ -403,7 +404,7 @@ class _LineParser:
             for match in _ONE_ATTRIBUTE.finditer(text, position, stop):
                 piece = match.group()
                 eq = piece.index("=")
-                key = piece[piece.index(",") + 1 : eq].strip()
+                key = intern(piece[piece.index(",") + 1 : eq].strip())
                 value_at = eq + 1
                 while piece[value_at] in " \t\r\n":
                     value_at += 1
