@@ -103,3 +103,29 @@ def test_sharing_changes_nothing_reported(name: str) -> None:
     shared = json.dumps(module_to_json(analyze(module)))
     alone = json.dumps(module_to_json(analyze(module, share=False)))
     assert shared == alone
+
+
+def test_a_body_with_a_malformed_called_computation_is_reported_not_raised() -> None:
+    from hloidx.hlo.syntax import parse_hlo_lenient
+
+    text = """HloModule m
+add (x: f32[], y: f32[]) -> f32[] {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+fused (p: f32[8,4]) -> f32[4] {
+  p = f32[8,4]{1,0} parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[4]{0} reduce(p, z), dimensions={0}, to_apply=\x00add
+}
+ENTRY e {
+  a = f32[8,4]{1,0} parameter(0)
+  ROOT f = f32[4]{0} fusion(a), kind=kLoop, calls=fused
+}
+"""
+    module, errors = parse_hlo_lenient(text, "m.hlo")
+    assert errors
+    assert analysis_key(module.instruction("f")) is None
+    shared = json.dumps(module_to_json(analyze(module)))
+    assert shared == json.dumps(module_to_json(analyze(module, share=False)))
