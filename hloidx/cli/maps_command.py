@@ -202,7 +202,8 @@ def _one_file(path: str, options: MapsOptions, from_: str | None, to: str | None
             raise click.UsageError("--from and --to go together")
         return _chain(text, where, options, from_, to)
     stream = JsonStream()
-    outcome = analyse_text(text, where, options, progress_bar=True, stream=stream)
+    plain = not console().is_terminal
+    outcome = analyse_text(text, where, options, progress_bar=True, stream=stream, plain=plain)
     if not stream.started:
         for line in outcome.error_lines:
             click.echo(line, err=True)
@@ -215,9 +216,9 @@ def _one_file(path: str, options: MapsOptions, from_: str | None, to: str | None
     elif options.fmt == "html":
         click.echo(outcome.html)
     else:
-        from .render import LineBuffer
+        from .render import LineBuffer, PlainLineBuffer
 
-        buffer = LineBuffer()
+        buffer = PlainLineBuffer() if plain else LineBuffer()
         buffer.lines = outcome.lines
         buffer.write_to(console())
     if outcome.refuted:
@@ -298,13 +299,15 @@ def analyse_text(
     progress_bar: bool = False,
     on_progress: Any = None,
     stream: JsonStream | None = None,
+    plain: bool = False,
 ) -> Outcome:
     """Parse, analyse and render one module; never raises for bad input. With ``stream``, a
-    JSON document (without --tree) is written through it instead of kept in ``outcome.doc``."""
+    JSON document (without --tree) is written through it instead of kept in ``outcome.doc``.
+    With ``plain`` (output to a pipe or a file), text lines are kept as plain strings."""
     from .collector import relaxed_collector
 
     with relaxed_collector():
-        return _analyse_text(text, where, options, progress_bar, on_progress, stream)
+        return _analyse_text(text, where, options, progress_bar, on_progress, stream, plain)
 
 
 def _analyse_text(
@@ -314,6 +317,7 @@ def _analyse_text(
     progress_bar: bool,
     on_progress: Any,
     stream: JsonStream | None,
+    plain: bool = False,
 ) -> Outcome:
     import time
 
@@ -383,7 +387,7 @@ def _analyse_text(
 
         outcome.html = report(analysis, summarize(analysis), options.spelling)
     else:
-        outcome.lines = _text_lines(analysis, options, trees)
+        outcome.lines = _text_lines(analysis, options, trees, plain)
     outcome.instructions = len(analysis.instructions)
     outcome.unknown_opcodes = sorted(
         {
@@ -441,10 +445,10 @@ def _stream_json(
     outcome.exit_code = EXIT_BAD_INPUT if errors else EXIT_PROBLEMS if outcome.refuted else EXIT_OK
 
 
-def _text_lines(analysis: Any, options: MapsOptions, trees: Any) -> list[Any]:
-    from .render import Line, LineBuffer, module_lines, tree_lines
+def _text_lines(analysis: Any, options: MapsOptions, trees: Any, plain: bool = False) -> list[Any]:
+    from .render import Line, LineBuffer, PlainLineBuffer, module_lines, tree_lines
 
-    buffer = LineBuffer()
+    buffer = PlainLineBuffer() if plain else LineBuffer()
     module_lines(buffer, analysis, options.spelling, hide_trivial=options.hide_trivial)
     if not options.filtered:
         from ..hlo.summary import summarize
