@@ -398,20 +398,21 @@ class _LineParser:
         """`, key=value` pairs up to the end of the line; the offset after the last value."""
         text = self.text
         stop = position
-        found = _ATTRIBUTES.match(text, position, end)
-        if found is not None:
-            stop = found.end()
-            for match in _ONE_ATTRIBUTE.finditer(text, position, stop):
-                piece = match.group()
-                eq = piece.index("=")
-                key = intern(piece[piece.index(",") + 1 : eq].strip())
-                value_at = eq + 1
-                while piece[value_at] in " \t\r\n":
-                    value_at += 1
-                if key in attributes:
-                    raise Declined  # the grammar's builder reports the duplicate
-                attributes[key] = piece[value_at:]
-                offsets[key] = match.start() + value_at
+        # ATTRIBUTES is ATTRIBUTE repeated, and nothing follows it in the token: matching one
+        # ATTRIBUTE after another finds the same pairs in one pass
+        one = _ONE_ATTRIBUTE.match
+        while (match := one(text, stop, end)) is not None:
+            stop = match.end()
+            piece = match.group()
+            eq = piece.index("=")
+            key = intern(piece[piece.index(",") + 1 : eq].strip())
+            value_at = eq + 1
+            while piece[value_at] in " \t\r\n":
+                value_at += 1
+            if key in attributes:
+                raise Declined  # the grammar's builder reports the duplicate
+            attributes[key] = piece[value_at:]
+            offsets[key] = match.start() + value_at
         if _LINE_END.fullmatch(text, stop, end) is None:
             raise Declined
         return stop
