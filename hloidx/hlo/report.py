@@ -133,14 +133,46 @@ def module_json_text(
     instructions a piece): the document is never held whole, as dicts or as text."""
     head = {"schema_version": SCHEMA_VERSION, "module": module, "direction": direction}
     yield json.dumps(head)[:-1] + ', "instructions": ['
-    printed: dict[int, tuple[OperandAnalysis, dict[str, Any]]] = {}
+    printed: dict[int, tuple[OperandAnalysis, str]] = {}
     batch: list[str] = []
     first = True
     for ins in instructions:
-        batch.append(json.dumps(instruction_to_json(ins, spelling, direction, printed)))
+        batch.append(_instruction_json_text(ins, spelling, direction, printed))
         if len(batch) == every:
             yield ("" if first else ", ") + ", ".join(batch)
             first, batch = False, []
     if batch:
         yield ("" if first else ", ") + ", ".join(batch)
     yield '], "errors": ' + json.dumps([error_to_json(e) for e in errors]) + "}"
+
+
+def _instruction_json_text(
+    ins: InstructionAnalysis,
+    spelling: str,
+    direction: str,
+    printed: dict[int, tuple[OperandAnalysis, str]],
+) -> str:
+    """``json.dumps(instruction_to_json(ins, ...))``, each operand's body encoded once for all
+    the operands that reuse it (``printed``, as in :func:`operand_to_json`)."""
+    dumps = json.dumps
+    operands = []
+    for op in ins.operands:
+        source = op.shared_from
+        if source is None:
+            body = dumps(_operand_body(op, spelling, direction))
+        else:
+            entry = printed.get(id(source))
+            if entry is None:
+                text = dumps(_operand_body(source, spelling, direction))
+                entry = printed[id(source)] = (source, text)
+            body = entry[1]
+        # the body is a dict of eleven keys: `{"output_to_input": ...` follows index, name, shape
+        operands.append(
+            f'{{"index": {dumps(op.index)}, "name": {dumps(op.name)}, '
+            f'"shape": {dumps(op.shape)}, {body[1:]}'
+        )
+    return (
+        f'{{"computation": {dumps(ins.computation)}, "name": {dumps(ins.name)}, '
+        f'"opcode": {dumps(ins.opcode)}, "shape": {dumps(ins.shape)}, '
+        f'"operands": [{", ".join(operands)}], "notes": {dumps(list(ins.notes))}}}'
+    )
