@@ -1,4 +1,4 @@
-"""The garbage collector's thresholds while one module is analysed.
+"""The garbage collector's thresholds while one module is analysed (`maps`, `summary`).
 
 Analysing a module builds a few hundred thousand objects that live until the report is
 written (the IR, maps, verdicts, the report's dicts) and frees few: at CPython's default
