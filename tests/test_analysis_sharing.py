@@ -129,3 +129,49 @@ ENTRY e {
     assert analysis_key(module.instruction("f")) is None
     shared = json.dumps(module_to_json(analyze(module)))
     assert shared == json.dumps(module_to_json(analyze(module, share=False)))
+
+
+def test_repeated_unknown_ops_name_themselves() -> None:
+    """An error names its instruction: a repeat must not report the first one's name (the rule
+    tables used to keep the first error and raise it again for every repeat)."""
+    text = """HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  c1 = f32[4] custom-call(p), custom_call_target="foo"
+  c2 = f32[4] custom-call(p), custom_call_target="foo"
+  ROOT t = (f32[4], f32[4]) tuple(c1, c2)
+}
+"""
+    by_name = {i.name: i for i in analyze(parse_hlo(text)).instructions}
+    assert "custom-call c1:" in by_name["c1"].notes[0]
+    assert "custom-call c2:" in by_name["c2"].notes[0]
+
+
+def test_structurally_equal_fusions_name_their_own_inner_instructions() -> None:
+    text = """HloModule m
+one (p: f32[4]) -> f32[4] {
+  p = f32[4] parameter(0)
+  ROOT inner_one = f32[4] custom-call(p), custom_call_target="foo"
+}
+two (q: f32[4]) -> f32[4] {
+  q = f32[4] parameter(0)
+  ROOT inner_two = f32[4] custom-call(q), custom_call_target="foo"
+}
+ENTRY e {
+  a = f32[4] parameter(0)
+  f1 = f32[4] fusion(a), kind=kLoop, calls=one
+  ROOT f2 = f32[4] fusion(a), kind=kLoop, calls=two
+}
+"""
+    from hloidx import clear_caches
+
+    clear_caches()
+    by_name = {i.name: i for i in analyze(parse_hlo(text)).instructions}
+
+    def said(name: str) -> str:
+        ins = by_name[name]
+        return " ".join(ins.notes + [n for o in ins.operands for n in o.notes])
+
+    assert "inner_one" in said("f1")
+    assert "inner_two" in said("f2")
+    assert "inner_one" not in said("f2")

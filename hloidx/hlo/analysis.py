@@ -183,10 +183,13 @@ def shape_text(shape: Shape) -> str:
 
 
 class RuleCache:
-    """Rule tables by structural key; runtime variables re-pointed per instruction."""
+    """Rule tables by structural key; runtime variables re-pointed per instruction.
+
+    Errors are not kept: their messages name the instruction (``custom-call cc2: ...``), and a
+    repeat must report its own name, not the first one's."""
 
     def __init__(self) -> None:
-        self._tables: dict[tuple[Any, ...], tuple[Instruction, IndexingTable | HloidxError]] = {}
+        self._tables: dict[tuple[Any, ...], tuple[Instruction, IndexingTable]] = {}
 
     def table(
         self, instr: Instruction, direction: str, compute: Callable[[Instruction], IndexingTable]
@@ -196,15 +199,8 @@ class RuleCache:
         )
         if key is not None and key in self._tables:
             first, table = self._tables[key]
-            if isinstance(table, HloidxError):
-                raise type(table)(table.message, instr.span)
             return _rebind(table, first, instr) if first is not instr else table
-        try:
-            table = compute(instr)
-        except HloidxError as error:
-            if key is not None:
-                self._tables[key] = (instr, error)
-            raise
+        table = compute(instr)
         if key is not None:
             self._tables[key] = (instr, table)
         return table
@@ -266,14 +262,12 @@ def analysis_key(instr: Instruction) -> tuple[Any, ...] | None:
 
 def _shareable(result: InstructionAnalysis) -> bool:
     """Whether every instruction with the same key gets this very analysis: nothing in it names
-    another instruction (runtime variables name their producers), and no internal error (whose
-    text may depend on more than the key) was recorded."""
-    for operand in result.operands:
-        if operand.runtime_vars:
-            return False
-        if any("internal error" in n for n in operand.notes):
-            return False
-    return not any("internal error" in n for n in result.notes)
+    an instruction. Runtime variables name their producers; notes are mostly errors, whose
+    messages name the instruction or one inside a fused body (`through add.3: ...`). So only
+    analyses without either are shared; the others are analysed anew, each under its names."""
+    if result.notes:
+        return False
+    return not any(operand.runtime_vars or operand.notes for operand in result.operands)
 
 
 def _reuse(shared: InstructionAnalysis, instr: Instruction) -> InstructionAnalysis:

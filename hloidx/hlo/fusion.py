@@ -479,9 +479,15 @@ def _cached_table(instr: Instruction, direction: str) -> IndexingTable:
         return table if first is comp else _repoint(table, first, comp)
     compute = _computation_o2i if direction == "o2i" else _computation_i2o
     table = compute(comp, len(instr.operands))
-    if len(_TABLES) < 4096 and _repointable(table, comp):
+    if len(_TABLES) < 4096 and _repointable(table, comp) and not _names_inside(table):
         _TABLES[key] = (comp, table)
     return table
+
+
+def _names_inside(table: IndexingTable) -> bool:
+    """Whether a composed table carries notes: they name instructions of the body (`through
+    add.3: ...`), which a structurally equal body calls otherwise."""
+    return any(cell.notes for row in table for cell in row)
 
 
 def clear_caches() -> None:
