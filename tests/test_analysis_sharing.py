@@ -175,3 +175,33 @@ ENTRY e {
     assert "inner_one" in said("f1")
     assert "inner_two" in said("f2")
     assert "inner_one" not in said("f2")
+
+
+def test_an_op_shared_across_different_bodies_keeps_its_own_producers() -> None:
+    """The same dynamic-slice in two different fused bodies: one rule table, re-pointed, so
+    each fusion's runtime variable names its own body's parameter."""
+    text = """HloModule m
+one (p: f32[8], i: s32[]) -> f32[2] {
+  p = f32[8] parameter(0)
+  i = s32[] parameter(1)
+  ROOT ds_one = f32[2] dynamic-slice(p, i), dynamic_slice_sizes={2}
+}
+two (q: f32[8], j: s32[]) -> f32[2] {
+  q = f32[8] parameter(0)
+  j = s32[] parameter(1)
+  d = f32[2] dynamic-slice(q, j), dynamic_slice_sizes={2}
+  ROOT n = f32[2] negate(d)
+}
+ENTRY e {
+  a = f32[8] parameter(0)
+  k = s32[] parameter(1)
+  f1 = f32[2] fusion(a, k), kind=kLoop, calls=one
+  ROOT f2 = f32[2] fusion(a, k), kind=kLoop, calls=two
+}
+"""
+    from hloidx import clear_caches
+
+    clear_caches()
+    by_name = {i.name: i for i in analyze(parse_hlo(text)).instructions}
+    assert by_name["f1"].operands[0].runtime_vars[0][1] == "i"
+    assert by_name["f2"].operands[0].runtime_vars[0][1] == "j"

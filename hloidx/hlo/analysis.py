@@ -21,8 +21,9 @@ from ..errors import HloidxError, UnsupportedOpError
 from ..maps.expr import Var, replace_vars, rt_var, variables
 from ..maps.indexing_map import IndexingMap, MapState
 from ..maps.utilization import UNKNOWN, Utilization, utilization
-from .ir import INDEXING_IRRELEVANT_ATTRIBUTES, Computation, HloModule, Instruction, Shape
+from .ir import Computation, HloModule, Instruction, Shape
 from .op_rules import IndexingTable, OperandIndexing, RuntimeVar
+from .sharing import rebind, structural_key
 
 
 @dataclass
@@ -158,24 +159,6 @@ def verify_maps(original: IndexingMap, simplified: IndexingMap) -> Any:
 # ---------------------------------------------------------------------------
 
 
-def structural_key(instr: Instruction) -> tuple[Any, ...]:
-    # Shapes are frozen dataclasses: hashing them is cheaper than printing them, and equal
-    # shapes print equally, so keying on the objects never merges what the text would split.
-    return (
-        instr.opcode,
-        instr.shape,
-        tuple(o.shape for o in instr.operands),
-        tuple(
-            sorted(
-                (k, v)
-                for k, v in instr.attributes.items()
-                if k not in INDEXING_IRRELEVANT_ATTRIBUTES
-            )
-        ),
-        tuple(o.literal if o.opcode == "constant" else o.opcode == "iota" for o in instr.operands),
-    )
-
-
 @memo(16384)
 def shape_text(shape: Shape) -> str:
     """``str(shape)``, memoised (the report prints the same few shapes thousands of times)."""
@@ -199,31 +182,11 @@ class RuleCache:
         )
         if key is not None and key in self._tables:
             first, table = self._tables[key]
-            return _rebind(table, first, instr) if first is not instr else table
+            return rebind(table, first, instr) if first is not instr else table
         table = compute(instr)
         if key is not None:
             self._tables[key] = (instr, table)
         return table
-
-
-def _rebind(table: IndexingTable, first: Instruction, instr: Instruction) -> IndexingTable:
-    positions = {id(o): i for i, o in enumerate(first.operands)}
-
-    def fix(rv: RuntimeVar) -> RuntimeVar:
-        pos = positions.get(id(rv.producer))
-        if pos is None or pos >= len(instr.operands):
-            return rv
-        return replace(rv, producer=instr.operands[pos])
-
-    return [
-        [
-            replace(cell, runtime_vars=tuple(fix(rv) for rv in cell.runtime_vars))
-            if cell.runtime_vars
-            else cell
-            for cell in row
-        ]
-        for row in table
-    ]
 
 
 # ---------------------------------------------------------------------------
