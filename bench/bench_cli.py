@@ -34,9 +34,10 @@ def _instructions(path: Path) -> int:
     return sum(1 for line in path.open() if " = " in line and "(" in line)
 
 
-def _time(args: list[str], repeat: int = 3) -> tuple[float, float]:
-    """Median wall seconds of ``repeat`` fresh processes, and their peak RSS in MB."""
-    times, peaks = [], []
+def _time(args: list[str], repeat: int = 3) -> tuple[float, float, float]:
+    """Median wall seconds of ``repeat`` fresh processes, their median CPU seconds (user +
+    system: the steadier figure on a shared machine), and their peak RSS in MB."""
+    times, cpus, peaks = [], [], []
     for _ in range(repeat):
         started = time.perf_counter()
         process = subprocess.Popen(
@@ -50,11 +51,12 @@ def _time(args: list[str], repeat: int = 3) -> tuple[float, float]:
             pass
         _, status, usage = os.wait4(process.pid, 0)
         times.append(time.perf_counter() - started)
+        cpus.append(usage.ru_utime + usage.ru_stime)
         peaks.append(usage.ru_maxrss / 1024)
         process.stdout.close()
         if os.waitstatus_to_exitcode(status) not in (0, 1):
             raise SystemExit(f"hloidx {' '.join(args)} failed")
-    return statistics.median(times), max(peaks)
+    return statistics.median(times), statistics.median(cpus), max(peaks)
 
 
 def main() -> None:
@@ -82,20 +84,18 @@ def main() -> None:
             targets.append((f"transformer {args.layers} layers (JAX)", Path(made)))
         else:
             print("(jax is not installed: the transformer module is skipped)", file=sys.stderr)
-    startup, _ = _time(["--version"])
-    print("| module | instructions | run | seconds | instructions/s | peak RSS |")
-    print("|---|---:|---|---:|---:|---:|")
+    startup, _, _ = _time(["--version"])
+    print("| module | instructions | run | seconds | CPU s | instructions/s | peak RSS |")
+    print("|---|---:|---|---:|---:|---:|---:|")
     for name, path in targets:
         n = _instructions(path)
-        for label, extra in RUNS:
-            seconds, peak = _time(["maps", str(path), *extra])
+        runs = [(f"`maps` {label}", ["maps", str(path), *extra]) for label, extra in RUNS]
+        for label, args_ in [*runs, ("`summary`", ["summary", str(path)])]:
+            seconds, cpu, peak = _time(args_)
             print(
-                f"| {name} | {n:,} | `maps` {label} | {seconds:.2f} | {n / seconds:,.0f} | {peak:.0f} MB |"
+                f"| {name} | {n:,} | {label} | {seconds:.2f} | {cpu:.2f} | {n / seconds:,.0f} "
+                f"| {peak:.0f} MB |"
             )
-        seconds, peak = _time(["summary", str(path)])
-        print(
-            f"| {name} | {n:,} | `summary` | {seconds:.2f} | {n / seconds:,.0f} | {peak:.0f} MB |"
-        )
     print(f"\nstart-up (`hloidx --version`): {startup:.2f} s")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import io
 import json
 import pstats
@@ -21,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from hloidx.cli.collector import RELAXED  # noqa: E402
 from hloidx.hlo.analysis import analyze  # noqa: E402
 from hloidx.hlo.report import module_to_json  # noqa: E402
 from hloidx.hlo.syntax import parse_hlo  # noqa: E402
@@ -36,6 +38,8 @@ def main() -> None:
     args = parser.parse_args()
 
     text = Path(args.file).read_text(encoding="utf-8")
+    # the collector's thresholds `hloidx maps` runs with (hloidx/cli/collector.py)
+    gc.set_threshold(*RELAXED)
     t0 = time.perf_counter()
     module = parse_hlo(text, args.file)
     t1 = time.perf_counter()

@@ -49,7 +49,7 @@ class Source:
         return Span(self, start, start if end is None else end)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class Span:
     """A half-open character range ``[start, end)`` of a :class:`Source`."""
 

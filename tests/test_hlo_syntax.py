@@ -847,12 +847,14 @@ from hloidx.source import Source  # noqa: E402
 
 @contextmanager
 def _lark_only():
-    saved = syntax._fast_parser
+    """lark alone: neither the line parser nor the fast path over lark's tables."""
+    saved = syntax._fast_parser, syntax._whole_lines
     syntax._fast_parser = lambda: None
+    syntax._whole_lines = lambda text, source: None
     try:
         yield
     finally:
-        syntax._fast_parser = saved
+        syntax._fast_parser, syntax._whole_lines = saved
 
 
 def _outcome(text: str) -> tuple:

@@ -195,7 +195,31 @@ cli.add_command(_tile)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: every error becomes one line and an exit code, never a traceback."""
+    """Entry point: every error becomes one line and an exit code, never a traceback.
+
+    Run as the program (``argv`` None: the ``hloidx`` script, ``python -m hloidx``), the
+    process ends as soon as the output is flushed: tearing down the interpreter frees every
+    object of the analysis one by one (1.2 s after a 55,000-instruction module), and nothing
+    is left to clean up (``--output`` files are closed with the command's context, worker
+    pools are shut down by their command). Called with ``argv`` (in-process, the tests), it
+    raises SystemExit as before.
+    """
+    try:
+        _main(argv)
+    except SystemExit as done:
+        if argv is None and isinstance(done.code, int | None):
+            _leave_now(done.code or 0)
+        raise
+
+
+def _leave_now(code: int) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe, a closed stream
+            stream.flush()
+    os._exit(code)
+
+
+def _main(argv: list[str] | None) -> None:
     from ..errors import HloidxError
 
     reset_state()

@@ -201,19 +201,24 @@ def _one_file(path: str, options: MapsOptions, from_: str | None, to: str | None
         if not (from_ and to):
             raise click.UsageError("--from and --to go together")
         return _chain(text, where, options, from_, to)
-    outcome = analyse_text(text, where, options, progress_bar=True)
-    for line in outcome.error_lines:
-        click.echo(line, err=True)
+    stream = JsonStream()
+    plain = not console().is_terminal
+    outcome = analyse_text(text, where, options, progress_bar=True, stream=stream, plain=plain)
+    if not stream.started:
+        for line in outcome.error_lines:
+            click.echo(line, err=True)
     if outcome.usage_error is not None:
         raise click.UsageError(outcome.usage_error)
-    if options.fmt == "json":
+    if stream.started:
+        pass  # written as it was analysed
+    elif options.fmt == "json":
         click.echo(json.dumps(outcome.doc))
     elif options.fmt == "html":
         click.echo(outcome.html)
     else:
-        from .render import LineBuffer
+        from .render import LineBuffer, PlainLineBuffer
 
-        buffer = LineBuffer()
+        buffer = PlainLineBuffer() if plain else LineBuffer()
         buffer.lines = outcome.lines
         buffer.write_to(console())
     if outcome.refuted:
@@ -250,6 +255,26 @@ def _chain(text: str, where: str, options: MapsOptions, from_: str, to: str) -> 
     return EXIT_BAD_INPUT if errors else EXIT_OK
 
 
+class JsonStream:
+    """The JSON document of one file written piece by piece as its instructions are analysed,
+    so that neither the document nor every analysis is held at once. Error lines go to stderr
+    first, as when the document was written whole."""
+
+    def __init__(self) -> None:
+        self.started = False
+
+    def begin(self, error_lines: list[str]) -> None:
+        for line in error_lines:
+            click.echo(line, err=True)
+        self.started = True
+
+    def write(self, piece: str) -> None:
+        click.echo(piece, nl=False)
+
+    def end(self) -> None:
+        click.echo("")
+
+
 class Outcome:
     """One module's result: JSON document or text lines, errors, exit code (picklable)."""
 
@@ -273,8 +298,27 @@ def analyse_text(
     options: MapsOptions,
     progress_bar: bool = False,
     on_progress: Any = None,
+    stream: JsonStream | None = None,
+    plain: bool = False,
 ) -> Outcome:
-    """Parse, analyse and render one module; never raises for bad input."""
+    """Parse, analyse and render one module; never raises for bad input. With ``stream``, a
+    JSON document (without --tree) is written through it instead of kept in ``outcome.doc``.
+    With ``plain`` (output to a pipe or a file), text lines are kept as plain strings."""
+    from .collector import relaxed_collector
+
+    with relaxed_collector():
+        return _analyse_text(text, where, options, progress_bar, on_progress, stream, plain)
+
+
+def _analyse_text(
+    text: str,
+    where: str,
+    options: MapsOptions,
+    progress_bar: bool,
+    on_progress: Any,
+    stream: JsonStream | None,
+    plain: bool = False,
+) -> Outcome:
     import time
 
     from ..hlo.analysis import analyze
@@ -310,6 +354,10 @@ def analyse_text(
         outcome.usage_error = f"{error.message} in {where}{error.hint}"
         outcome.exit_code = EXIT_BAD_INPUT
         return outcome
+    if stream is not None and options.fmt == "json" and not options.tree:
+        _stream_json(module, errors, selected, options, on_progress, stream, outcome)
+        outcome.seconds = time.perf_counter() - started
+        return outcome
     show = progress_bar and options.fmt == "text" and sys.stderr.isatty()
     update, stop = progress(show, "analysing")
     try:
@@ -339,7 +387,7 @@ def analyse_text(
 
         outcome.html = report(analysis, summarize(analysis), options.spelling)
     else:
-        outcome.lines = _text_lines(analysis, options, trees)
+        outcome.lines = _text_lines(analysis, options, trees, plain)
     outcome.instructions = len(analysis.instructions)
     outcome.unknown_opcodes = sorted(
         {
@@ -354,10 +402,53 @@ def analyse_text(
     return outcome
 
 
-def _text_lines(analysis: Any, options: MapsOptions, trees: Any) -> list[Any]:
-    from .render import Line, LineBuffer, module_lines, tree_lines
+def _stream_json(
+    module: Any,
+    errors: list[Any],
+    selected: Any,
+    options: MapsOptions,
+    on_progress: Any,
+    stream: JsonStream,
+    outcome: Outcome,
+) -> None:
+    """The JSON document written as it is analysed; ``outcome`` gets the same counts and
+    verdicts as when the document is built whole."""
+    from ..hlo.analysis import analyze_each
+    from ..hlo.report import module_json_text
 
-    buffer = LineBuffer()
+    unknown: set[str] = set()
+
+    def noted(analyses: Any) -> Any:
+        for ins in analyses:
+            outcome.instructions += 1
+            if any(n.startswith("unknown indexing") for n in ins.notes):
+                unknown.add(ins.opcode)
+            if ins.has_refuted:
+                outcome.refuted = True
+            yield ins
+
+    analyses = analyze_each(
+        module,
+        simplify=options.simplify,
+        verify=options.verify,
+        direction=options.direction,
+        progress=on_progress,
+        only=selected,
+    )
+    stream.begin(outcome.error_lines)
+    for piece in module_json_text(
+        module.name, options.direction, noted(analyses), errors, options.spelling
+    ):
+        stream.write(piece)
+    stream.end()
+    outcome.unknown_opcodes = sorted(unknown)
+    outcome.exit_code = EXIT_BAD_INPUT if errors else EXIT_PROBLEMS if outcome.refuted else EXIT_OK
+
+
+def _text_lines(analysis: Any, options: MapsOptions, trees: Any, plain: bool = False) -> list[Any]:
+    from .render import Line, LineBuffer, PlainLineBuffer, module_lines, tree_lines
+
+    buffer = PlainLineBuffer() if plain else LineBuffer()
     module_lines(buffer, analysis, options.spelling, hide_trivial=options.hide_trivial)
     if not options.filtered:
         from ..hlo.summary import summarize

@@ -61,6 +61,19 @@ class LineBuffer:
         self.lines = []
 
 
+class PlainLineBuffer(LineBuffer):
+    """Lines kept as their plain text, for output that is not a terminal (a pipe, a file):
+    styles and wrapping are never needed there, and the text is a fraction of the memory."""
+
+    def print(self, line: Line, **_: Any) -> None:
+        self.lines.append(line.plain)  # type: ignore[arg-type]
+
+    def write_to(self, console: Console) -> None:
+        if self.lines:
+            console.file.write("\n".join(self.lines) + "\n")  # type: ignore[arg-type]
+        self.lines = []
+
+
 # Where a long line may break, best first: after a comma (between map results, domain
 # entries), before an arrow, before a binary operator, at any space.
 _BREAKS = (", ", " -> ", " + ", " - ", " * ", " ")

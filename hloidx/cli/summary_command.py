@@ -158,15 +158,17 @@ def summary(
     """
     from ..hlo.analysis import analyze
     from ..hlo.summary import summarize
+    from .collector import relaxed_collector
     from .options import EXIT_BAD_INPUT, load_module, progress
 
-    module, _, errors = load_module(file, language)
-    update, stop = progress(fmt == "text" and sys.stderr.isatty(), "analysing")
-    try:
-        analysis = analyze(module, verify=not no_verify, progress=update)
-    finally:
-        stop()
-    doc = summarize(analysis, sort)
+    with relaxed_collector():
+        module, _, errors = load_module(file, language)
+        update, stop = progress(fmt == "text" and sys.stderr.isatty(), "analysing")
+        try:
+            analysis = analyze(module, verify=not no_verify, progress=update)
+        finally:
+            stop()
+        doc = summarize(analysis, sort)
     if device is not None:
         add_coalescing(doc, module, device)
     if fmt == "json":

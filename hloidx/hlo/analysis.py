@@ -12,7 +12,7 @@ simplification and verification are memoised by map.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -21,8 +21,9 @@ from ..errors import HloidxError, UnsupportedOpError
 from ..maps.expr import Var, replace_vars, rt_var, variables
 from ..maps.indexing_map import IndexingMap, MapState
 from ..maps.utilization import UNKNOWN, Utilization, utilization
-from .ir import INDEXING_IRRELEVANT_ATTRIBUTES, Computation, HloModule, Instruction, Shape
+from .ir import Computation, HloModule, Instruction, Shape
 from .op_rules import IndexingTable, OperandIndexing, RuntimeVar
+from .sharing import rebind, structural_key
 
 
 @dataclass
@@ -43,6 +44,9 @@ class OperandAnalysis:
     #: one verdict per printed map (None for UNDEFINED / KNOWN EMPTY: nothing was simplified)
     output_to_input_verdicts: list[Any] = field(default_factory=list)
     input_to_output_verdicts: list[Any] = field(default_factory=list)
+    #: the operand of a structurally identical instruction whose analysis this one reuses
+    #: (everything above but index, name and shape is that operand's): the report prints it once
+    shared_from: OperandAnalysis | None = field(default=None, repr=False, compare=False)
 
     @property
     def verdicts(self) -> list[Any]:
@@ -155,24 +159,6 @@ def verify_maps(original: IndexingMap, simplified: IndexingMap) -> Any:
 # ---------------------------------------------------------------------------
 
 
-def structural_key(instr: Instruction) -> tuple[Any, ...]:
-    # Shapes are frozen dataclasses: hashing them is cheaper than printing them, and equal
-    # shapes print equally, so keying on the objects never merges what the text would split.
-    return (
-        instr.opcode,
-        instr.shape,
-        tuple(o.shape for o in instr.operands),
-        tuple(
-            sorted(
-                (k, v)
-                for k, v in instr.attributes.items()
-                if k not in INDEXING_IRRELEVANT_ATTRIBUTES
-            )
-        ),
-        tuple(o.literal if o.opcode == "constant" else o.opcode == "iota" for o in instr.operands),
-    )
-
-
 @memo(16384)
 def shape_text(shape: Shape) -> str:
     """``str(shape)``, memoised (the report prints the same few shapes thousands of times)."""
@@ -180,10 +166,13 @@ def shape_text(shape: Shape) -> str:
 
 
 class RuleCache:
-    """Rule tables by structural key; runtime variables re-pointed per instruction."""
+    """Rule tables by structural key; runtime variables re-pointed per instruction.
+
+    Errors are not kept: their messages name the instruction (``custom-call cc2: ...``), and a
+    repeat must report its own name, not the first one's."""
 
     def __init__(self) -> None:
-        self._tables: dict[tuple[Any, ...], tuple[Instruction, IndexingTable | HloidxError]] = {}
+        self._tables: dict[tuple[Any, ...], tuple[Instruction, IndexingTable]] = {}
 
     def table(
         self, instr: Instruction, direction: str, compute: Callable[[Instruction], IndexingTable]
@@ -193,38 +182,87 @@ class RuleCache:
         )
         if key is not None and key in self._tables:
             first, table = self._tables[key]
-            if isinstance(table, HloidxError):
-                raise type(table)(table.message, instr.span)
-            return _rebind(table, first, instr) if first is not instr else table
-        try:
-            table = compute(instr)
-        except HloidxError as error:
-            if key is not None:
-                self._tables[key] = (instr, error)
-            raise
+            return rebind(table, first, instr) if first is not instr else table
+        table = compute(instr)
         if key is not None:
             self._tables[key] = (instr, table)
         return table
 
 
-def _rebind(table: IndexingTable, first: Instruction, instr: Instruction) -> IndexingTable:
-    positions = {id(o): i for i, o in enumerate(first.operands)}
+# ---------------------------------------------------------------------------
+# Whole analyses, shared between structurally identical instructions
+# ---------------------------------------------------------------------------
 
-    def fix(rv: RuntimeVar) -> RuntimeVar:
-        pos = positions.get(id(rv.producer))
-        if pos is None or pos >= len(instr.operands):
-            return rv
-        return replace(rv, producer=instr.operands[pos])
 
-    return [
-        [
-            replace(cell, runtime_vars=tuple(fix(rv) for rv in cell.runtime_vars))
-            if cell.runtime_vars
-            else cell
-            for cell in row
-        ]
-        for row in table
+def analysis_key(instr: Instruction) -> tuple[Any, ...] | None:
+    """Everything an instruction's analysis depends on, without its name, its computation's
+    name and its operands' names; None for an instruction whose analysis is not shared.
+
+    An op is keyed as its rule tables are (:func:`structural_key`); a fusion or call by its
+    body's structure (:func:`.sharing.structure_key`, the key of the composed tables) and its
+    operands' shapes (utilization counts over them, the report prints them).
+    """
+    opcode = instr.opcode
+    if opcode in ("conditional", "while"):
+        return None  # composed per instruction, never shared
+    if opcode in ("fusion", "call"):
+        from .fusion import body_of
+        from .sharing import structure_key
+
+        try:
+            return (
+                "composed",
+                opcode,
+                tuple(o.shape for o in instr.operands),
+                structure_key(body_of(instr)),
+            )
+        except Exception:
+            # a malformed called computation: not shared, and the analysis itself reports the
+            # error on this instruction, as it always did
+            return None
+    return structural_key(instr)
+
+
+def _shareable(result: InstructionAnalysis) -> bool:
+    """Whether every instruction with the same key gets this very analysis: nothing in it names
+    an instruction. Runtime variables name their producers; notes are mostly errors, whose
+    messages name the instruction or one inside a fused body (`through add.3: ...`). So only
+    analyses without either are shared; the others are analysed anew, each under its names."""
+    if result.notes:
+        return False
+    return not any(operand.runtime_vars or operand.notes for operand in result.operands)
+
+
+def _reuse(shared: InstructionAnalysis, instr: Instruction) -> InstructionAnalysis:
+    """``shared`` (the analysis of a structurally identical instruction) under ``instr``'s own
+    names; lists are copied so that no two analyses share a mutable list."""
+    result = InstructionAnalysis(
+        instr.computation.name if instr.computation else "",
+        instr.name,
+        instr.opcode,
+        shape_text(instr.shape),  # a fusion's key holds its body's root shape, not its own
+        notes=list(shared.notes),
+        instruction=instr,
+    )
+    result.operands = [
+        OperandAnalysis(
+            op.index,
+            producer.name,
+            op.shape,
+            list(op.output_to_input),
+            list(op.input_to_output),
+            op.exact,
+            op.utilization,
+            [],
+            op.element,
+            list(op.notes),
+            list(op.output_to_input_verdicts),
+            list(op.input_to_output_verdicts),
+            op,
+        )
+        for op, producer in zip(shared.operands, instr.operands, strict=True)
     ]
+    return result
 
 
 # ---------------------------------------------------------------------------
@@ -433,9 +471,48 @@ def analyze(
     with_utilization: bool = True,
     progress: Callable[[int, int], None] | None = None,
     only: Iterable[Instruction] | None = None,
+    share: bool = True,
 ) -> ModuleAnalysis:
     """Analyse the selected instructions of ``module`` (all of them by default; ``only``: these
-    instructions, in this order)."""
+    instructions, in this order).
+
+    With ``share`` (the default), an instruction structurally identical to one already analysed
+    (:func:`analysis_key`) takes that analysis under its own names: real modules repeat the
+    same op on the same shapes thousands of times. ``share=False`` analyses each one anew (the
+    tests compare the two)."""
+    out = ModuleAnalysis(module.name, direction=direction)
+    out.instructions = list(
+        analyze_each(
+            module,
+            simplify=simplify,
+            verify=verify,
+            direction=direction,
+            instructions=instructions,
+            computations=computations,
+            with_utilization=with_utilization,
+            progress=progress,
+            only=only,
+            share=share,
+        )
+    )
+    return out
+
+
+def analyze_each(
+    module: HloModule,
+    *,
+    simplify: bool = True,
+    verify: bool = True,
+    direction: str = "both",
+    instructions: Iterable[str] | None = None,
+    computations: Iterable[str] | None = None,
+    with_utilization: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+    only: Iterable[Instruction] | None = None,
+    share: bool = True,
+) -> Iterator[InstructionAnalysis]:
+    """:func:`analyze`, one instruction at a time: a report written as it goes need not hold
+    every analysis at once."""
     options = AnalysisOptions(
         simplify=simplify,
         verify=verify and simplify,
@@ -454,10 +531,17 @@ def analyze(
             if wanted_instr is not None and instr.name not in wanted_instr:
                 continue
             selected.append((comp, instr))
-    out = ModuleAnalysis(module.name, direction=direction)
     cache = RuleCache()
+    shared: dict[tuple[Any, ...], InstructionAnalysis] = {}
     for n, (_, instr) in enumerate(selected, 1):
-        out.instructions.append(analyze_instruction(instr, options, cache))
+        key = analysis_key(instr) if share and instr.operands else None
+        hit = shared.get(key) if key is not None else None
+        if hit is not None:
+            yield _reuse(hit, instr)
+        else:
+            result = analyze_instruction(instr, options, cache)
+            if key is not None and _shareable(result):
+                shared[key] = result
+            yield result
         if progress is not None:
             progress(n, len(selected))
-    return out

@@ -36,7 +36,7 @@ from .composition import (
 )
 from .ir import Computation, Instruction
 from .op_rules import IndexingTable, OperandIndexing, RuntimeVar
-from .sharing import _repoint, _repointable, structure_key
+from .sharing import _repoint, _repointable, names_inside, op_table, structure_key
 
 # ---------------------------------------------------------------------------
 # Compose + simplify, memoised by structure
@@ -479,7 +479,7 @@ def _cached_table(instr: Instruction, direction: str) -> IndexingTable:
         return table if first is comp else _repoint(table, first, comp)
     compute = _computation_o2i if direction == "o2i" else _computation_i2o
     table = compute(comp, len(instr.operands))
-    if len(_TABLES) < 4096 and _repointable(table, comp):
+    if len(_TABLES) < 4096 and _repointable(table, comp) and not names_inside(table):
         _TABLES[key] = (comp, table)
     return table
 
@@ -496,7 +496,7 @@ def output_to_input(instr: Instruction) -> IndexingTable:
         return _conditional(instr, "o2i")
     if instr.opcode == "while":
         return _while_o2i(instr)
-    return op_rules.output_to_input(instr)
+    return op_table(instr, "o2i", op_rules.output_to_input)
 
 
 def input_to_output(instr: Instruction) -> IndexingTable:
@@ -506,7 +506,7 @@ def input_to_output(instr: Instruction) -> IndexingTable:
         raise UnsupportedOpError(
             f"unknown indexing: no input-to-output rule for {instr.opcode}", instr.span
         )
-    return op_rules.input_to_output(instr)
+    return op_table(instr, "i2o", op_rules.input_to_output)
 
 
 def _branches(instr: Instruction) -> list[Computation]:

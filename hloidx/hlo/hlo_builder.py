@@ -1,5 +1,5 @@
-"""The Lark transformer that builds the typed IR from HLO text, and the assembly of a module:
-linking called computations, dropping what depends on a broken instruction."""
+"""The Lark transformer that builds the typed IR from HLO text (the assembly of a module is in
+:mod:`.assembly`, shared with the line parser)."""
 
 from __future__ import annotations
 
@@ -12,24 +12,20 @@ from lark import Lark, Token, Transformer
 from ..errors import HloidxError, HloSemanticError, HloSyntaxError
 from ..grammar_files import grammar_text, lark_parser
 from ..source import Source, Span
-from .ir import CALL_ATTRIBUTES, Computation, HloModule, Instruction, Shape
+from .assembly import (
+    LITERAL_OPCODES,
+    SNIPPET_COMPUTATION,
+    _Body,
+    _Header,
+    _Pending,
+)
+from .ir import Computation, Instruction, Shape
 from .shape_text import (
     MAX_TUPLE_DEPTH,
     _tuple_depth,
     literal_element_count,
     parse_shape,
 )
-
-#: Opcodes whose parentheses hold a literal rather than operands.
-LITERAL_OPCODES = frozenset({"parameter", "constant"})
-
-
-#: The name of the computation a bare list of instructions is wrapped in.
-SNIPPET_COMPUTATION = "entry"
-
-
-SNIPPET_MODULE = "snippet"
-
 
 #: Shared by the parser and :func:`build_grammar`. No ``propagate_positions``: the builder reads
 #: positions from tokens alone, and the meta bookkeeping cost ~10% of the parse.
@@ -58,34 +54,6 @@ def _attribute_regex() -> re.Pattern[str]:
     if not (pattern.startswith("(?:") and pattern.endswith(")+")):
         raise RuntimeError(f"ATTRIBUTES is not a repetition of ATTRIBUTE: {pattern[:40]}")
     return re.compile(pattern[3:-2])
-
-
-class _Pending:
-    """What an instruction still needs once its computation is complete."""
-
-    __slots__ = ("operands", "root_at")
-
-    def __init__(self, operands: list[tuple[str, int, int]], root_at: int | None) -> None:
-        #: operand name (without %) and its absolute start and end offsets
-        self.operands = operands
-        #: absolute offset of the ROOT keyword
-        self.root_at = root_at
-
-
-class _Header:
-    __slots__ = ("attributes", "name")
-
-    def __init__(self, name: str, attributes: dict[str, str]) -> None:
-        self.name = name
-        self.attributes = attributes
-
-
-class _Body:
-    __slots__ = ("computations", "is_snippet")
-
-    def __init__(self, computations: list[Computation], is_snippet: bool) -> None:
-        self.computations = computations
-        self.is_snippet = is_snippet
 
 
 class _Builder(Transformer):
@@ -341,213 +309,3 @@ class _Builder(Transformer):
     def start(self, children: list[Any]) -> tuple[_Header | None, _Body]:
         header = children[0] if isinstance(children[0], _Header) else None
         return header, children[-1]
-
-
-def _link_computation(
-    computation: Computation,
-    builder: _Builder,
-    errors: list[HloidxError],
-    drop_unresolved: bool = False,
-) -> None:
-    """Resolve operand names, check ROOT and parameter numbers; errors go to ``errors``."""
-    by_name: dict[str, Instruction] = {}
-    for instruction in computation.instructions:
-        instruction.computation = computation
-        if instruction.name in by_name:
-            errors.append(
-                HloSemanticError(
-                    f"instruction {instruction.name} is defined twice in computation "
-                    f"{computation.name}",
-                    _name_span(instruction),
-                )
-            )
-            continue
-        by_name[instruction.name] = instruction
-
-    roots: list[Instruction] = []
-    parameters: dict[int, Instruction] = {}
-    broken: set[Instruction] = set()
-    for instruction in computation.instructions:
-        pending = builder.pending.get(instruction)
-        if pending is None:
-            continue
-        if instruction.is_root:
-            roots.append(instruction)
-            if len(roots) == 2:
-                errors.append(
-                    HloSemanticError(
-                        f"computation {computation.name} has a second ROOT "
-                        f"({instruction.name}; the first is {roots[0].name})",
-                        builder.source.span(pending.root_at, pending.root_at + 4),
-                    )
-                )
-        if (
-            instruction.opcode == "parameter"
-            and instruction.literal
-            and instruction.literal.isdigit()
-        ):
-            number = int(instruction.literal)
-            if number in parameters:
-                errors.append(
-                    HloSemanticError(
-                        f"parameter number {number} is used twice in computation "
-                        f"{computation.name} (also by {parameters[number].name})",
-                        _literal_span(instruction),
-                    )
-                )
-            else:
-                parameters[number] = instruction
-        operands: list[Instruction] = []
-        for name, start, end in pending.operands:
-            producer = by_name.get(name)
-            if producer is None:
-                errors.append(
-                    HloSemanticError(
-                        f"operand {name} of {instruction.name} names no instruction in computation "
-                        f"{computation.name}",
-                        builder.source.span(start, end),
-                    )
-                )
-                broken.add(instruction)
-            else:
-                operands.append(producer)
-        instruction.operands = operands
-
-    dropped = _drop(computation, broken) if drop_unresolved and broken else set()
-    if any(i.is_root for i in dropped):
-        builder.rootless.add(computation.name)
-    if not any(i.is_root for i in computation.instructions) and computation.instructions:
-        computation.instructions[-1].is_root = True  # XLA's rule: the last instruction
-
-
-def _drop(computation: Computation, broken: set[Instruction]) -> set[Instruction]:
-    """Remove ``broken`` instructions and, transitively, every instruction reading one."""
-    changed = True
-    while changed:
-        changed = False
-        for instruction in computation.instructions:
-            if instruction not in broken and any(o in broken for o in instruction.operands):
-                broken.add(instruction)
-                changed = True
-    computation.instructions = [i for i in computation.instructions if i not in broken]
-    computation.__dict__.pop("by_name", None)
-    return broken
-
-
-def _drop_callers(module: HloModule, rootless: set[str]) -> None:
-    """Lenient mode: drop every instruction calling a computation that lost its ROOT."""
-    from .attributes import parse_name_list
-
-    changed = True
-    while changed:
-        changed = False
-        for computation in module.computations.values():
-            callers = set()
-            for instruction in computation.instructions:
-                for key in CALL_ATTRIBUTES:
-                    value = instruction.attributes.get(key)
-                    if value is None:
-                        continue
-                    try:
-                        names = parse_name_list(value)
-                    except HloidxError:
-                        continue  # reported by the called-computation check
-                    if rootless.intersection(names):
-                        callers.add(instruction)
-            if callers:
-                dropped = _drop(computation, callers)
-                if computation.name not in rootless and any(i.is_root for i in dropped):
-                    rootless.add(computation.name)
-                    changed = True
-
-
-def _name_span(instruction: Instruction) -> Span | None:
-    span = instruction.span
-    if span is None:
-        return None
-    return span.source.span(span.start, span.start + len(instruction.name) + 1)
-
-
-def _literal_span(instruction: Instruction) -> Span | None:
-    span = instruction.span
-    if span is None or instruction.literal is None:
-        return span
-    text = span.source.text
-    at = text.find(instruction.literal, span.start, span.end)
-    return span.source.span(at, at + len(instruction.literal)) if at >= 0 else span
-
-
-def _assemble(
-    header: _Header | None,
-    computations: list[Computation],
-    is_snippet: bool,
-    source: Source,
-    builder: _Builder,
-    errors: list[HloidxError],
-    drop_unresolved: bool = False,
-) -> HloModule:
-    module = HloModule(
-        name=header.name if header else SNIPPET_MODULE if is_snippet else "module",
-        attributes=header.attributes if header else {},
-        source=source,
-    )
-    entries: list[Computation] = []
-    for computation in computations:
-        if computation.name in module.computations:
-            where = computation.span
-            if where is not None:
-                where = source.span(where.start, where.start + len(computation.name) + 1)
-            errors.append(
-                HloSemanticError(f"computation {computation.name} is defined twice", where)
-            )
-            continue
-        computation.module = module
-        module.computations[computation.name] = computation
-        _link_computation(computation, builder, errors, drop_unresolved)
-        if computation.is_entry:
-            entries.append(computation)
-            if len(entries) == 2:
-                errors.append(
-                    HloSemanticError(
-                        f"a second ENTRY computation ({computation.name}; the first is "
-                        f"{entries[0].name})",
-                        computation.span,
-                    )
-                )
-    if drop_unresolved and builder.rootless:
-        _drop_callers(module, builder.rootless)
-    if not entries and module.computations:
-        last = list(module.computations.values())[-1]
-        last.is_entry = True  # XLA's rule when no computation says ENTRY
-        entries.append(last)
-    module.entry = entries[0] if entries else None
-
-    if not is_snippet:
-        # A bare list of instructions cannot define computations, so its `to_apply=max` and
-        # the like stay unresolved on purpose (the seeds' snippets are written that way).
-        from .attributes import parse_name_list
-
-        for computation in module.computations.values():
-            for instruction in computation.instructions:
-                for key in CALL_ATTRIBUTES:
-                    value = instruction.attributes.get(key)
-                    if value is None:
-                        continue
-                    try:
-                        names = parse_name_list(value)
-                    except HloidxError as error:
-                        errors.append(error.with_span(instruction.attribute_span(key)))
-                        continue
-                    for called in names:
-                        if called not in module.computations:
-                            errors.append(
-                                HloSemanticError(
-                                    f"{instruction.name} refers to computation {called} "
-                                    f"({key}=), which does not exist",
-                                    instruction.attribute_span(key),
-                                )
-                            )
-    return module
-
-
-_HEADER = re.compile(r"^[ \t]*HloModule[ \t]+(%?[A-Za-z_][\w.\-]*)", re.MULTILINE)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from math import prod
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..source import Source, Span
@@ -199,9 +199,36 @@ INDEXING_IRRELEVANT_ATTRIBUTES = frozenset(
 # ---------------------------------------------------------------------------
 
 
-@dataclass(eq=False)
+class _typed_attribute:
+    """``functools.cached_property`` for :class:`Instruction`, which has ``__slots__`` and so
+    no instance dict: the value is kept in the instance's ``_cache`` dict, made on first use
+    (most instructions never read a typed attribute, and a module holds tens of thousands)."""
+
+    def __init__(self, compute: Any) -> None:
+        self.compute = compute
+        self.name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        cache = instance._cache
+        if cache is None:
+            cache = instance._cache = {}
+        try:
+            return cache[self.name]
+        except KeyError:
+            value = cache[self.name] = self.compute(instance)
+            return value
+
+
+@dataclass(eq=False, slots=True)
 class Instruction:
-    """One HLO instruction. ``operands`` are resolved to the producing instructions."""
+    """One HLO instruction. ``operands`` are resolved to the producing instructions.
+
+    Slotted: a large module holds tens of thousands, and an instance dict (grown further by
+    each cached typed attribute) was a third of the parsed module's memory.
+    """
 
     name: str
     opcode: str
@@ -216,6 +243,8 @@ class Instruction:
     #: the opcode takes a literal instead of operands (``parameter`` number, constant literal)
     literal: str | None = None
     computation: Computation | None = field(default=None, repr=False)
+    #: the typed attributes read so far (see :class:`_typed_attribute`)
+    _cache: dict[str, Any] | None = field(default=None, init=False, repr=False)
 
     def __hash__(self) -> int:
         return id(self)
@@ -250,77 +279,77 @@ class Instruction:
             ) from None
 
     # -- typed attributes (parsed lazily, once) ------------------------------------
-    @cached_property
+    @_typed_attribute
     def dimensions(self) -> tuple[int, ...] | None:
         """``dimensions={...}`` of broadcast, transpose, reverse, reduce, concatenate, sort."""
         return self._typed("dimensions", "parse_int_list")
 
-    @cached_property
+    @_typed_attribute
     def slice(self) -> tuple[SliceDim, ...] | None:
         return self._typed("slice", "parse_slice")
 
-    @cached_property
+    @_typed_attribute
     def padding(self) -> tuple[PaddingDim, ...] | None:
         return self._typed("padding", "parse_padding")
 
-    @cached_property
+    @_typed_attribute
     def window(self) -> tuple[WindowDim, ...] | None:
         return self._typed("window", "parse_window")
 
-    @cached_property
+    @_typed_attribute
     def dot_dimension_numbers(self) -> DotDimensionNumbers:
         from . import attributes as parsers
 
         return parsers.dot_dimension_numbers(self)
 
-    @cached_property
+    @_typed_attribute
     def convolution_dimension_numbers(self) -> ConvDimensionNumbers | None:
         return self._typed("dim_labels", "parse_dim_labels")
 
-    @cached_property
+    @_typed_attribute
     def feature_group_count(self) -> int:
         value = self._typed("feature_group_count", "parse_int")
         return 1 if value is None else value
 
-    @cached_property
+    @_typed_attribute
     def batch_group_count(self) -> int:
         value = self._typed("batch_group_count", "parse_int")
         return 1 if value is None else value
 
-    @cached_property
+    @_typed_attribute
     def gather_dimension_numbers(self) -> GatherDimensionNumbers:
         from . import attributes as parsers
 
         return parsers.gather_dimension_numbers(self)
 
-    @cached_property
+    @_typed_attribute
     def gather_slice_sizes(self) -> tuple[int, ...] | None:
         return self._typed("slice_sizes", "parse_int_list")
 
-    @cached_property
+    @_typed_attribute
     def scatter_dimension_numbers(self) -> ScatterDimensionNumbers:
         from . import attributes as parsers
 
         return parsers.scatter_dimension_numbers(self)
 
-    @cached_property
+    @_typed_attribute
     def dynamic_slice_sizes(self) -> tuple[int, ...] | None:
         return self._typed("dynamic_slice_sizes", "parse_int_list")
 
-    @cached_property
+    @_typed_attribute
     def iota_dimension(self) -> int | None:
         return self._typed("iota_dimension", "parse_int")
 
-    @cached_property
+    @_typed_attribute
     def tuple_index(self) -> int | None:
         """``index=N`` of get-tuple-element."""
         return self._typed("index", "parse_int")
 
-    @cached_property
+    @_typed_attribute
     def fusion_kind(self) -> str | None:
         return self.attributes.get("kind")
 
-    @cached_property
+    @_typed_attribute
     def parameter_number(self) -> int | None:
         if self.opcode != "parameter" or self.literal is None:
             return None
@@ -329,7 +358,7 @@ class Instruction:
         except ValueError:
             return None  # malformed; the parser reports it with its span
 
-    @cached_property
+    @_typed_attribute
     def called_computations(self) -> dict[str, list[Computation]]:
         """``calls``, ``to_apply``, ``body``, ``condition``, ``branch_computations`` resolved."""
         out: dict[str, list[Computation]] = {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..caches import memo
@@ -29,8 +31,13 @@ def error_to_json(error: HloidxError) -> dict[str, Any]:
     return out
 
 
+_NO_LABEL = object()
+
+
 def verdict_label(verdict: Any) -> str:
-    return getattr(verdict, "label", str(verdict))
+    # not getattr(verdict, "label", str(verdict)): that prints every verdict only to drop it
+    label = getattr(verdict, "label", _NO_LABEL)
+    return str(verdict) if label is _NO_LABEL else label
 
 
 def _maps_json(maps: Any, spelling: str, asked: bool) -> list[str]:
@@ -41,12 +48,28 @@ def _maps_json(maps: Any, spelling: str, asked: bool) -> list[str]:
 
 
 def operand_to_json(
-    op: OperandAnalysis, spelling: str = "floordiv", direction: str = "both"
+    op: OperandAnalysis,
+    spelling: str = "floordiv",
+    direction: str = "both",
+    printed: dict[int, tuple[OperandAnalysis, dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
+    """One operand's JSON. With ``printed`` (a dict kept for one report), the part an operand
+    shares with the one it reuses (:attr:`OperandAnalysis.shared_from`) is built once."""
+    source = op.shared_from
+    if printed is None or source is None:
+        body = _operand_body(op, spelling, direction)
+    else:
+        # the entry holds the source itself, so its id is not reused while the entry lives
+        entry = printed.get(id(source))
+        if entry is None:
+            entry = printed[id(source)] = (source, _operand_body(source, spelling, direction))
+        body = entry[1]
+    return {"index": op.index, "name": op.name, "shape": op.shape, **body}
+
+
+def _operand_body(op: OperandAnalysis, spelling: str, direction: str) -> dict[str, Any]:
+    """Everything of an operand's JSON but its index, name and shape."""
     return {
-        "index": op.index,
-        "name": op.name,
-        "shape": op.shape,
         "output_to_input": _maps_json(op.output_to_input, spelling, direction != "i2o"),
         "input_to_output": _maps_json(op.input_to_output, spelling, direction != "o2i"),
         "output_to_input_verdicts": [
@@ -69,25 +92,87 @@ def operand_to_json(
 
 
 def instruction_to_json(
-    ins: InstructionAnalysis, spelling: str = "floordiv", direction: str = "both"
+    ins: InstructionAnalysis,
+    spelling: str = "floordiv",
+    direction: str = "both",
+    printed: dict[int, tuple[OperandAnalysis, dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     return {
         "computation": ins.computation,
         "name": ins.name,
         "opcode": ins.opcode,
         "shape": ins.shape,
-        "operands": [operand_to_json(o, spelling, direction) for o in ins.operands],
+        "operands": [operand_to_json(o, spelling, direction, printed) for o in ins.operands],
         "notes": list(ins.notes),
     }
 
 
 def module_to_json(analysis: ModuleAnalysis, spelling: str = "floordiv") -> dict[str, Any]:
+    printed: dict[int, tuple[OperandAnalysis, dict[str, Any]]] = {}  # see operand_to_json
     return {
         "schema_version": SCHEMA_VERSION,
         "module": analysis.module,
         "direction": analysis.direction,
         "instructions": [
-            instruction_to_json(i, spelling, analysis.direction) for i in analysis.instructions
+            instruction_to_json(i, spelling, analysis.direction, printed)
+            for i in analysis.instructions
         ],
         "errors": [error_to_json(e) for e in analysis.errors],
     }
+
+
+def module_json_text(
+    module: str,
+    direction: str,
+    instructions: Iterable[InstructionAnalysis],
+    errors: list[HloidxError],
+    spelling: str = "floordiv",
+    every: int = 256,
+) -> Iterator[str]:
+    """``json.dumps(module_to_json(...))`` in pieces, instruction by instruction (``every``
+    instructions a piece): the document is never held whole, as dicts or as text."""
+    head = {"schema_version": SCHEMA_VERSION, "module": module, "direction": direction}
+    yield json.dumps(head)[:-1] + ', "instructions": ['
+    printed: dict[int, tuple[OperandAnalysis, str]] = {}
+    batch: list[str] = []
+    first = True
+    for ins in instructions:
+        batch.append(_instruction_json_text(ins, spelling, direction, printed))
+        if len(batch) == every:
+            yield ("" if first else ", ") + ", ".join(batch)
+            first, batch = False, []
+    if batch:
+        yield ("" if first else ", ") + ", ".join(batch)
+    yield '], "errors": ' + json.dumps([error_to_json(e) for e in errors]) + "}"
+
+
+def _instruction_json_text(
+    ins: InstructionAnalysis,
+    spelling: str,
+    direction: str,
+    printed: dict[int, tuple[OperandAnalysis, str]],
+) -> str:
+    """``json.dumps(instruction_to_json(ins, ...))``, each operand's body encoded once for all
+    the operands that reuse it (``printed``, as in :func:`operand_to_json`)."""
+    dumps = json.dumps
+    operands = []
+    for op in ins.operands:
+        source = op.shared_from
+        if source is None:
+            body = dumps(_operand_body(op, spelling, direction))
+        else:
+            entry = printed.get(id(source))
+            if entry is None:
+                text = dumps(_operand_body(source, spelling, direction))
+                entry = printed[id(source)] = (source, text)
+            body = entry[1]
+        # the body is a dict of eleven keys: `{"output_to_input": ...` follows index, name, shape
+        operands.append(
+            f'{{"index": {dumps(op.index)}, "name": {dumps(op.name)}, '
+            f'"shape": {dumps(op.shape)}, {body[1:]}'
+        )
+    return (
+        f'{{"computation": {dumps(ins.computation)}, "name": {dumps(ins.name)}, '
+        f'"opcode": {dumps(ins.opcode)}, "shape": {dumps(ins.shape)}, '
+        f'"operands": [{", ".join(operands)}], "notes": {dumps(list(ins.notes))}}}'
+    )

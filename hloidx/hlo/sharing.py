@@ -1,5 +1,6 @@
-"""Sharing work between structurally equal computations: a structure key per computation, and
-rule tables computed once and re-pointed at each copy's runtime-value producers."""
+"""Sharing work between structurally equal instructions and computations: a structural key per
+instruction and a structure key per computation, and rule tables computed once and re-pointed
+at each copy's runtime-value producers."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import weakref
 from dataclasses import replace
 from typing import Any
 
+from ..caches import register
 from .composition import (
     ComposedOperandIndexing,
 )
@@ -39,7 +41,9 @@ def structure_key(comp: Computation) -> tuple[Any, ...]:
         rows.append(
             (
                 instr.opcode,
-                str(instr.shape),
+                # the Shape itself, not its text: equal shapes print equally, and printing a
+                # big tuple shape costs more than hashing it
+                instr.shape,
                 instr.is_root,
                 instr.literal,
                 tuple(position.get(id(o), -1) for o in instr.operands),
@@ -56,6 +60,48 @@ def structure_key(comp: Computation) -> tuple[Any, ...]:
     got = tuple(rows)
     _STRUCTURE[comp] = got
     return got
+
+
+def structural_key(instr: Instruction) -> tuple[Any, ...]:
+    """Everything an op's rule reads, without names: opcode, shapes, relevant attributes, and
+    which operands are constants (with their literal) or iotas."""
+    # Shapes are frozen dataclasses: hashing them is cheaper than printing them, and equal
+    # shapes print equally, so keying on the objects never merges what the text would split.
+    return (
+        instr.opcode,
+        instr.shape,
+        tuple(o.shape for o in instr.operands),
+        tuple(
+            sorted(
+                (k, v)
+                for k, v in instr.attributes.items()
+                if k not in INDEXING_IRRELEVANT_ATTRIBUTES
+            )
+        ),
+        tuple(o.literal if o.opcode == "constant" else o.opcode == "iota" for o in instr.operands),
+    )
+
+
+def rebind(table: IndexingTable, first: Instruction, instr: Instruction) -> IndexingTable:
+    """``table`` (computed for ``first``, structurally identical to ``instr``) with runtime
+    variables re-pointed at ``instr``'s own operands."""
+    positions = {id(o): i for i, o in enumerate(first.operands)}
+
+    def fix(rv: RuntimeVar) -> RuntimeVar:
+        pos = positions.get(id(rv.producer))
+        if pos is None or pos >= len(instr.operands):
+            return rv
+        return replace(rv, producer=instr.operands[pos])
+
+    return [
+        [
+            replace(cell, runtime_vars=tuple(fix(rv) for rv in cell.runtime_vars))
+            if cell.runtime_vars
+            else cell
+            for cell in row
+        ]
+        for row in table
+    ]
 
 
 def _runtime_producers(table: IndexingTable) -> list[Instruction]:
@@ -96,3 +142,32 @@ def _repoint(table: IndexingTable, first: Computation, comp: Computation) -> Ind
             new_row.append(replace(cell, **changes))
         out.append(new_row)
     return out
+
+
+def names_inside(table: IndexingTable) -> bool:
+    """Whether a composed table carries notes: they name instructions of the body (`through
+    add.3: ...`), which a structurally equal body calls otherwise."""
+    return any(cell.notes for row in table for cell in row)
+
+
+# ---------------------------------------------------------------------------
+# An op's rule table, shared by structure across the bodies composed
+# ---------------------------------------------------------------------------
+
+#: Fused bodies that differ somewhere still repeat most of their ops (the same bitcast on the
+#: same shapes): their rule tables are computed once, by :func:`structural_key`, and
+#: re-pointed at each op's own runtime-value producers. Errors are not kept: they name the op.
+_OP_TABLES: dict[tuple[Any, ...], tuple[Instruction, IndexingTable]] = {}
+register(_OP_TABLES.clear)
+
+
+def op_table(instr: Instruction, direction: str, rule: Any) -> IndexingTable:
+    key = (direction, *structural_key(instr))
+    hit = _OP_TABLES.get(key)
+    if hit is not None:
+        first, table = hit
+        return table if first is instr else rebind(table, first, instr)
+    table = rule(instr)
+    if len(_OP_TABLES) < 65536:
+        _OP_TABLES[key] = (instr, table)
+    return table

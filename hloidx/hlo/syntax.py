@@ -1,6 +1,8 @@
 """HLO text into the typed IR of :mod:`hloidx.hlo.ir`, through ``grammars/hlo.lark``.
 
-One LALR parser with an inline transformer (:class:`_Builder`): lark calls the builder as it
+Text in XLA's printed layout (one instruction per line) is read by :mod:`.line_parser` with no
+lark at all; it declines anything else, which the grammar then reads. The grammar is one LALR
+parser with an inline transformer (:class:`_Builder`): lark calls the builder as it
 reduces, so no parse tree is ever built and no lark ``Tree``/``Token`` escapes. Attribute values
 stay raw text; :mod:`hloidx.hlo.attributes` types them on first use.
 
@@ -21,29 +23,24 @@ import re
 import threading
 from typing import Any
 
-from lark import Lark
-from lark.exceptions import UnexpectedInput
-
 from ..errors import HloidxError, HloSyntaxError
-from ..grammar_files import grammar_text, lark_parser
 from ..source import Source
-from .fast_parser import _Fallback, _fast_parser
-from .hlo_builder import (
+from .assembly import (
     _HEADER,
-    _LARK_OPTIONS,
     SNIPPET_COMPUTATION,
     _assemble,
-    _Builder,
     _drop,
     _drop_callers,
     _Header,
-    _parser,
     _Pending,
 )
 from .ir import Computation, HloModule, Instruction
+from .line_parser import parse_lines
 from .shape_check import check_module
 from .shape_text import parse_shape
-from .syntax_errors import _convert
+
+# lark (the grammar, the fast path over its tables, its error messages) is imported only when
+# the line parser declines a text: XLA's printed modules never need it.
 
 __all__ = ["parse_hlo", "parse_hlo_lenient", "parse_shape"]
 
@@ -55,9 +52,23 @@ __all__ = ["parse_hlo", "parse_hlo_lenient", "parse_shape"]
 _LOCK = threading.Lock()
 
 
-def build_grammar(**options: Any) -> Lark:
+def build_grammar(**options: Any) -> Any:
     """A fresh Lark object for ``grammars/hlo.lark`` (tests build it with ``strict=True``)."""
+    from ..grammar_files import grammar_text, lark_parser
+    from .hlo_builder import _LARK_OPTIONS
+
     return lark_parser(grammar_text("hlo.lark"), **{**_LARK_OPTIONS, **options})
+
+
+def _fast_parser() -> Any:
+    """The fast path over lark's tables (:mod:`.fast_parser`), or None."""
+    from .fast_parser import _fast_parser as build
+
+    return build()
+
+
+#: The line parser (None when it declines the text); tests switch it off to compare.
+_whole_lines = parse_lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -95,16 +106,23 @@ def build_grammar(**options: Any) -> Lark:
 # ---------------------------------------------------------------------------------------------
 
 
-def _run(text: str, source: Source, start: str, base: int) -> tuple[Any, _Builder]:
+def _run(text: str, source: Source, start: str, base: int) -> tuple[Any, Any]:
     """Parse ``text`` (a piece of ``source`` beginning at ``base``) from rule ``start``.
 
     Must be called with ``_LOCK`` held: the builder's per-parse state is shared.
     """
-    lark, builder = _parser()
-    builder.reset(source, base)
     enabled = gc.isenabled()
     gc.disable()  # the parse allocates many small objects and frees none: skip the collector
     try:
+        if start == "start" and base == 0:
+            read = _whole_lines(text, source)
+            if read is not None:
+                return read
+        from .fast_parser import _Fallback
+        from .hlo_builder import _parser
+
+        lark, builder = _parser()
+        builder.reset(source, base)
         fast = _fast_parser()
         if fast is not None:
             try:
@@ -119,7 +137,11 @@ def _run(text: str, source: Source, start: str, base: int) -> tuple[Any, _Builde
     return result, builder
 
 
-def _parse_exactly(lark: Lark, text: str, start: str, source: Source, base: int) -> Any:
+def _parse_exactly(lark: Any, text: str, start: str, source: Source, base: int) -> Any:
+    from lark.exceptions import UnexpectedInput
+
+    from .syntax_errors import _convert
+
     try:
         return lark.parse(text, start=start)
     except UnexpectedInput as error:
@@ -269,6 +291,8 @@ def _recover_header(
 
 def _recover(text: str, source: Source) -> tuple[HloModule | None, list[HloidxError]]:
     """Piecewise parse (with ``_LOCK`` held)."""
+    from .hlo_builder import _parser
+
     _, builder = _parser()
     builder.reset(source, 0)
     errors: list[HloidxError] = []

@@ -23,14 +23,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from math import prod
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..caches import memo
-from .domain import magnitude
 from .expr import Const, Expr, Var, VarKind, evaluate, variables
 from .indexing_map import IndexingMap
 from .interval import Interval
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported by the functions that count (below), not with the module: `hloidx
+# --version`, `--help` and the commands that never count utilization start without it.
 
 #: The most points one variable group may have to be counted exactly.
 GROUP_LIMIT = 1_000_000
@@ -71,6 +75,8 @@ class _ImageSet:
         self.count = count
 
     def intersect(self, other: _ImageSet) -> _ImageSet | None:
+        import numpy as np
+
         if self.values is None or other.values is None:
             return None
         common = np.intersect1d(self.values, other.values, assume_unique=True)
@@ -129,6 +135,8 @@ def _group_image(
     operand_dims: Sequence[int],
 ) -> tuple[list[_ImageSet] | None, str]:
     """Per-result image sets of one group. Returns (None, kind) when only a count is known."""
+    import numpy as np
+
     bounds = m.bounds()
     order = sorted(group_vars, key=lambda v: (int(v.kind), v.index))
     size = prod(bounds[v].size() for v in order)
@@ -180,6 +188,8 @@ def _group_image(
 
 def _distinct(values: np.ndarray, extent: int) -> np.ndarray:
     """Sorted distinct values in ``[0, extent)``: a bitmap when the extent is modest."""
+    import numpy as np
+
     if extent <= 16 * max(len(values), 1 << 16):
         mask = np.zeros(extent, dtype=bool)
         mask[values] = True
@@ -189,6 +199,8 @@ def _distinct(values: np.ndarray, extent: int) -> np.ndarray:
 
 def _group_feasible(m: IndexingMap, group_vars: set[Var], constraints: list) -> tuple[bool, str]:
     """Whether constraints on variables no result uses can hold (unknown: assume yes)."""
+    import numpy as np
+
     bounds = m.bounds()
     order = sorted(group_vars, key=lambda v: (int(v.kind), v.index))
     if prod(bounds[v].size() for v in order) > GROUP_LIMIT:
@@ -204,6 +216,8 @@ def _group_feasible(m: IndexingMap, group_vars: set[Var], constraints: list) -> 
 
 
 def _box_columns(bounds: dict[Var, Interval], order: list[Var]) -> dict[Var, np.ndarray]:
+    import numpy as np
+
     axes = [np.arange(bounds[v].lower, bounds[v].upper + 1, dtype=np.int64) for v in order]
     if not axes:
         return {}
@@ -212,6 +226,10 @@ def _box_columns(bounds: dict[Var, Interval], order: list[Var]) -> dict[Var, np.
 
 
 def _eval(e: Expr, columns: dict[Var, np.ndarray], mags: dict[Var, int], n: int) -> np.ndarray:
+    import numpy as np
+
+    from .domain import magnitude
+
     if magnitude(e, mags) >= _SAFE:
         columns = {v: c.astype(object) for v, c in columns.items()}
     value = evaluate(e, columns.__getitem__)
@@ -222,6 +240,8 @@ def _eval(e: Expr, columns: dict[Var, np.ndarray], mags: dict[Var, int], n: int)
 
 def _image(m: IndexingMap, operand_dims: Sequence[int]) -> tuple[list[_ImageSet] | None, int, str]:
     """Image of one map: per-dimension sets when it is a product, plus its exact/approx count."""
+    import numpy as np
+
     per_dim: list[_ImageSet | None] = [None] * len(operand_dims)
     kind = "exact"
     total = 1
@@ -256,6 +276,8 @@ def _image(m: IndexingMap, operand_dims: Sequence[int]) -> tuple[list[_ImageSet]
 
 def _iterations(m: IndexingMap) -> tuple[int, str]:
     """Points of the constrained (dims × range vars) domain, counted per constrained group."""
+    import numpy as np
+
     box = prod(v.bounds.size() for v in m.dim_vars + m.range_vars)
     if not m.constraints or box == 0:
         return box, "exact"

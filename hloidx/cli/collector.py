@@ -1,0 +1,27 @@
+"""The garbage collector's thresholds while one module is analysed (`maps`, `summary`).
+
+Analysing a module builds a few hundred thousand objects that live until the report is
+written (the IR, maps, verdicts, the report's dicts) and frees few: at CPython's default
+thresholds (700, 10, 10) the collector walks the live ones again and again, which was 40% of
+``hloidx maps`` on a 55,000-instruction module. Larger thresholds keep the collector (and so
+the reclaiming of any reference cycle) but run it far less often; peak memory did not change.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+#: (young generation, middle, old): a collection every 100,000 net allocations
+RELAXED = (100_000, 50, 100)
+
+
+@contextmanager
+def relaxed_collector() -> Iterator[None]:
+    saved = gc.get_threshold()
+    gc.set_threshold(*RELAXED)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*saved)
