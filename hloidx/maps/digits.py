@@ -1,0 +1,204 @@
+"""Maps of mixed-radix digits, simplified in one pass over linear forms.
+
+A reshape chain or a linearize/delinearize pair takes the digits of a sum of dimensions
+again and again: ``((d0 * 8 + d1 * 4 + d2) floordiv 4) mod 2`` and so on. When every
+dimension starts at 0 and every divisor lines up with the coefficients, each node is a sum
+of *digits* ``(d floordiv a) mod b`` with exact coefficients, and the whole map can be
+simplified without building the intermediate nodes that the rule-by-rule simplifier
+(.simplify) rewrites and simplifies again.
+
+:func:`simplify_digits` gives the simplified map or None. None whenever any step is not the
+exact digit case (a negative coefficient, a divisor that does not line up, symbols,
+``min``/``max``, a constraint not implied by the bounds, large numbers, ...): the caller then
+runs the general simplifier. The form of the result is the general simplifier's canonical
+form: digits as ``(d floordiv a) mod b`` with the ``floordiv`` and ``mod`` left out where
+they do nothing, summands collected and in canonical order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from .expr import Add, Const, Expr, FloorDiv, Mod, Mul, Var, floordiv, mod
+from .indexing_map import IndexingMap
+from .linear_form import _combine
+
+#: A digit ``(v floordiv a) mod b`` as ``(v, a, b)``; ``b`` None: no mod.
+Digit = tuple[Var, int, "int | None"]
+#: ``Σ coefficient * digit + constant``.
+Form = tuple[dict[Digit, int], int]
+
+#: Coefficients and constants stay below this (far from the int64 ends where interval
+#: arithmetic saturates, so that exact digits and the general simplifier agree).
+_LIMIT = 1 << 40
+
+
+class _NotDigits(Exception):
+    """The map is not in the exact digit case."""
+
+
+def simplify_digits(m: IndexingMap, keep: Collection[Var] = ()) -> IndexingMap | None:
+    """``m`` simplified, or None when it is not a map of digits (see the module doc).
+
+    ``m`` must be a normal map. Results in ``keep`` (dimensions of size 1 that stay
+    variables) are left as they are. Every constraint must be implied by the bounds once
+    its expression is a digit sum: it is dropped; otherwise None.
+    """
+    if m.range_vars or m.rt_vars:
+        return None
+    sizes: dict[Var, int] = {}
+    for v, b in m.bounds().items():
+        if b.lower != 0 or not 0 <= b.upper < _LIMIT:
+            return None
+        sizes[v] = b.upper + 1
+    seen: dict[int, Form] = {}
+    try:
+        for e, interval in m.constraints:
+            form, k = _form(e, sizes, seen)
+            lower = upper = k
+            for d, c in form.items():
+                top = c * (_size(d, sizes) - 1)
+                if top < 0:
+                    lower += top
+                else:
+                    upper += top
+            if not (interval.lower <= lower and upper <= interval.upper):
+                return None
+        results = tuple(r if r in keep else _expr(*_form(r, sizes, seen)) for r in m.results)
+    except _NotDigits:
+        return None
+    return IndexingMap(results, m.dim_vars, m.range_vars, m.rt_vars, ())
+
+
+def _size(d: Digit, sizes: dict[Var, int]) -> int:
+    """How many values the digit takes (0 to size - 1)."""
+    v, a, b = d
+    top = (sizes[v] - 1) // a + 1
+    return top if b is None or b > top else b
+
+
+def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[Var, int]) -> None:
+    """``form += c * d``: a digit that is always 0 is left out, a mod that does nothing too."""
+    v, a, b = d
+    top = (sizes[v] - 1) // a + 1
+    if top <= 1 or b == 1:
+        return
+    if b is not None and b >= top:
+        d = (v, a, None)
+    total = form.get(d, 0) + c
+    if total == 0:
+        del form[d]
+    elif -_LIMIT < total < _LIMIT:
+        form[d] = total
+    else:
+        raise _NotDigits
+
+
+def _recombine(form: dict[Digit, int], sizes: dict[Var, int]) -> None:
+    """``c * (x mod b0) + c * b0 * ((x floordiv b0) mod b)`` -> ``c * (x mod (b0 * b))``,
+    with ``x = v floordiv a0`` (``b`` None: ``c * x``), until no pair is left."""
+    merged = True
+    while merged:
+        merged = False
+        for low, c in form.items():
+            v, a0, b0 = low
+            if b0 is None:
+                continue
+            for high, ch in form.items():
+                if high[1] == a0 * b0 and ch == c * b0 and high[2] is None and high[0] == v:
+                    del form[low], form[high]
+                    _put(form, (v, a0, None if high[2] is None else b0 * high[2]), c, sizes)
+                    merged = True
+                    break
+            if merged:
+                break
+
+
+def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[Var, int]) -> tuple[Form, Form]:
+    """``form + k`` as ``d * high + low`` with ``low`` in ``[0, d - 1]``: the quotient and the
+    remainder by ``d``. Digits are split where ``d`` falls inside one."""
+    if k < 0:
+        raise _NotDigits
+    high: dict[Digit, int] = {}
+    low: dict[Digit, int] = {}
+    for digit, c in form.items():
+        if c <= 0:
+            raise _NotDigits
+        if c % d == 0:
+            _put(high, digit, c // d, sizes)
+        elif c < d and d % c == 0:
+            s = d // c
+            if _size(digit, sizes) <= s:
+                _put(low, digit, c, sizes)
+                continue
+            # c * x = d * (x floordiv s) + c * (x mod s), x = (v floordiv a) mod b, s | b.
+            v, a, b = digit
+            if b is not None and b % s:
+                raise _NotDigits
+            _put(low, (v, a, s), c, sizes)
+            _put(high, (v, a * s, None if b is None else b // s), 1, sizes)
+        else:
+            raise _NotDigits
+    q, r = divmod(k, d)
+    top = r + sum(c * (_size(digit, sizes) - 1) for digit, c in low.items())
+    if top >= d:
+        raise _NotDigits
+    _recombine(high, sizes)
+    _recombine(low, sizes)
+    return (high, q), (low, r)
+
+
+def _form(e: Expr, sizes: dict[Var, int], seen: dict[int, Form]) -> Form:
+    """``e`` as a digit sum (memoised by node: maps share their sub-expressions)."""
+    got = seen.get(id(e))
+    if got is not None:
+        return got
+    t = type(e)
+    if t is Const:
+        k = e.value  # type: ignore[attr-defined]
+        if not -_LIMIT < k < _LIMIT:
+            raise _NotDigits
+        result: Form = ({}, k)
+    elif t is Var:
+        if e not in sizes:
+            raise _NotDigits
+        form: dict[Digit, int] = {}
+        _put(form, (e, 1, None), 1, sizes)  # type: ignore[arg-type]
+        result = (form, 0)
+    elif t is Add:
+        form = {}
+        k = 0
+        for u in e.terms:  # type: ignore[attr-defined]
+            uf, uk = _form(u, sizes, seen)
+            for digit, c in uf.items():
+                _put(form, digit, c, sizes)
+            k += uk
+        if not -_LIMIT < k < _LIMIT:
+            raise _NotDigits
+        _recombine(form, sizes)
+        result = (form, k)
+    elif t is Mul and type(e.rhs) is Const:  # type: ignore[attr-defined]
+        uf, uk = _form(e.lhs, sizes, seen)  # type: ignore[attr-defined]
+        c = e.rhs.value  # type: ignore[attr-defined]
+        form = {}
+        for digit, v in uf.items():
+            _put(form, digit, v * c, sizes)
+        if not -_LIMIT < uk * c < _LIMIT:
+            raise _NotDigits
+        result = (form, uk * c)
+    elif (t is FloorDiv or t is Mod) and type(e.rhs) is Const and e.rhs.value > 0:  # type: ignore[attr-defined]
+        uf, uk = _form(e.lhs, sizes, seen)  # type: ignore[attr-defined]
+        quotient, remainder = _split(uf, uk, e.rhs.value, sizes)  # type: ignore[attr-defined]
+        result = quotient if t is FloorDiv else remainder
+    else:
+        raise _NotDigits
+    seen[id(e)] = result
+    return result
+
+
+def _expr(form: dict[Digit, int], k: int) -> Expr:
+    terms = []
+    for (v, a, b), c in form.items():
+        x = v if a == 1 else floordiv(v, a)
+        terms.append((x if b is None else mod(x, b), c))
+    return _combine(terms, k)
