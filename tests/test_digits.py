@@ -122,6 +122,9 @@ def test_maps_outside_the_digit_case_are_left_to_the_general_simplifier() -> Non
     assert simplify_digits(IndexingMap.build([floordiv(add(d0, -3), 4)], [16])) is None
     # a divisor inside a digit that does not divide the digit's radix
     assert simplify_digits(IndexingMap.build([floordiv(mod(d0, 6), 4)], [12])) is None
+    # values near the int64 ends, where interval arithmetic saturates
+    huge = IndexingMap.build([floordiv(add(mul(d0, 1 << 30), d1), 1 << 30)], [1 << 40, 1 << 30])
+    assert simplify_digits(huge) is None
     with_symbol = IndexingMap.build([add(d0, range_var(0))], [4], [3])
     assert simplify_digits(with_symbol) is None
     shifted = IndexingMap((mod(d0, 4),), (Variable(Interval(2, 7)),), (), (), ())

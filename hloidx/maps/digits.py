@@ -28,9 +28,11 @@ Digit = tuple[Var, int, "int | None"]
 #: ``Σ coefficient * digit + constant``.
 Form = tuple[dict[Digit, int], int]
 
-#: Coefficients and constants stay below this (far from the int64 ends where interval
-#: arithmetic saturates, so that exact digits and the general simplifier agree).
-_LIMIT = 1 << 40
+#: Every ``|coefficient| * size`` and constant stays below this, and a sum has at most
+#: ``_MAX_DIGITS`` digits: every value stays below 2^63, where interval arithmetic would
+#: saturate (then exact digits and the general simplifier could disagree).
+_LIMIT = 1 << 56
+_MAX_DIGITS = 64
 
 
 class _NotDigits(Exception):
@@ -88,7 +90,7 @@ def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[Var, int]) -> Non
     total = form.get(d, 0) + c
     if total == 0:
         del form[d]
-    elif -_LIMIT < total < _LIMIT:
+    elif abs(total) * sizes[v] < _LIMIT and len(form) < _MAX_DIGITS:
         form[d] = total
     else:
         raise _NotDigits
