@@ -120,6 +120,8 @@ def test_maps_outside_the_digit_case_are_left_to_the_general_simplifier() -> Non
     )
     # a negative constant stays inside, as written (the general simplifier's choice)
     assert simplify_digits(IndexingMap.build([floordiv(add(d0, -3), 4)], [16])) is None
+    # a result that keeps the digit of a sum (`(d0 * 6 + d1) floordiv 8`)
+    assert simplify_digits(_chain([[4, 6], [3, 8]])) is None
     # a divisor inside a digit that does not divide the digit's radix
     assert simplify_digits(IndexingMap.build([floordiv(mod(d0, 6), 4)], [12])) is None
     # values near the int64 ends, where interval arithmetic saturates
@@ -159,6 +161,29 @@ def _hand_written() -> list[IndexingMap]:
 
 @pytest.mark.parametrize("m", _hand_written(), ids=str)
 def test_hand_written_digit_sums(m: IndexingMap) -> None:
+    clear_caches()
+    got = simplify_digits(m)
+    assert got is not None
+    for point in _points(m):
+        assert _values(got, point) == _values(m, point), (m, got, point)
+    general, _ = simplify_with_rules(m)
+    assert got == general, (m, got, general)
+
+
+# Chains whose sizes do not line up: digits of sums (`(d0 * 77 + d1) floordiv 15`), sums
+# with a common factor (`(d0 * 20 + d1 * 10 + ...) floordiv 30`), and their recombination.
+UNALIGNED = [
+    [[30, 77], [2, 7, 55, 3], [154, 15], [30, 77]],
+    [[12, 2, 2, 5], [60, 4], [2, 2, 2, 30], [12, 2, 2, 5]],
+    [[2, 4, 60], [2, 40, 6], [2, 2, 6, 2, 10], [2, 2, 2, 60], [2, 4, 60]],
+    [[6, 7, 5], [105, 2], [3, 7, 5, 2], [3, 70], [6, 7, 5]],
+    [[4, 6], [3, 8], [2, 12], [24], [4, 6]],
+]
+
+
+@pytest.mark.parametrize("shapes", UNALIGNED, ids=str)
+def test_chains_that_do_not_line_up(shapes: list[list[int]]) -> None:
+    m = _chain(shapes)
     clear_caches()
     got = simplify_digits(m)
     assert got is not None

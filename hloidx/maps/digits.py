@@ -2,28 +2,33 @@
 
 A reshape chain or a linearize/delinearize pair takes the digits of a sum of dimensions
 again and again: ``((d0 * 8 + d1 * 4 + d2) floordiv 4) mod 2`` and so on. When every
-dimension starts at 0 and every divisor lines up with the coefficients, each node is a sum
-of *digits* ``(d floordiv a) mod b`` with exact coefficients, and the whole map can be
-simplified without building the intermediate nodes that the rule-by-rule simplifier
-(.simplify) rewrites and simplifies again.
+dimension starts at 0, each node is a sum of *digits* ``(x floordiv a) mod b`` with exact
+coefficients, where ``x`` is a dimension or, where a divisor does not line up with the
+coefficients (``(d0 * 77 + d1) floordiv 15``), a sum of digits itself; such a digit of a
+sum is taken apart again when the sum's digits are recombined. The whole map is simplified
+in one pass over these linear forms, without building the intermediate nodes that the
+rule-by-rule simplifier (.simplify) rewrites and simplifies again.
 
-:func:`simplify_digits` gives the simplified map or None. None whenever any step is not the
-exact digit case (a negative coefficient, a divisor that does not line up, symbols,
+:func:`simplify_digits` gives the simplified map or None. None whenever a step is outside
+this exact case (a negative coefficient, a result that keeps the digit of a sum, symbols,
 ``min``/``max``, a constraint not implied by the bounds, large numbers, ...): the caller then
 runs the general simplifier. The form of the result is the general simplifier's canonical
-form: digits as ``(d floordiv a) mod b`` with the ``floordiv`` and ``mod`` left out where
-they do nothing, summands collected and in canonical order.
+form: digits of dimensions as ``(d floordiv a) mod b`` with the ``floordiv`` and ``mod``
+left out where they do nothing, summands collected and in canonical order. The tests check
+it against the general simplifier and against evaluation at every point.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
+from math import gcd
 
 from .expr import Add, Const, Expr, FloorDiv, Mod, Mul, Var, floordiv, mod
 from .indexing_map import IndexingMap
 from .linear_form import _combine
 
-#: A digit ``(v floordiv a) mod b`` as ``(v, a, b)``; ``b`` None: no mod.
+#: A digit ``(x floordiv a) mod b`` as ``(x, a, b)``; ``b`` None: no mod. ``x`` is a
+#: dimension or a sum of digits, ``("sum", frozenset of (digit, coefficient))``.
 Digit = tuple[Var, int, "int | None"]
 #: ``Σ coefficient * digit + constant``.
 Form = tuple[dict[Digit, int], int]
@@ -87,6 +92,11 @@ def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[Var, int]) -> Non
         return
     if b is not None and b >= top:
         d = (v, a, None)
+        b = None
+    if a == 1 and b is None and type(v) is tuple:
+        for digit, k in v[1]:  # a whole sum taken apart earlier: its digits again
+            _put(form, digit, k * c, sizes)
+        return
     total = form.get(d, 0) + c
     if total == 0:
         del form[d]
@@ -107,9 +117,26 @@ def _recombine(form: dict[Digit, int], sizes: dict[Var, int]) -> None:
             if b0 is None:
                 continue
             for high, ch in form.items():
-                if high[1] == a0 * b0 and ch == c * b0 and high[2] is None and high[0] == v:
+                if (
+                    high[1] == a0 * b0
+                    and ch == c * b0
+                    and (high[2] is None or type(v) is tuple)
+                    and high[0] == v
+                ):
                     del form[low], form[high]
-                    _put(form, (v, a0, None if high[2] is None else b0 * high[2]), c, sizes)
+                    merged_digit = (v, a0, None if high[2] is None else b0 * high[2])
+                    if type(v) is tuple and merged_digit[2] is not None:
+                        # the digit of a sum: its digits again, where they now line up
+                        f, fk = dict(v[1]), 0
+                        if a0 > 1:
+                            (f, fk), _ = _split(f, 0, a0, sizes)
+                        _, (f, fk) = _split(f, fk, merged_digit[2], sizes)
+                        if fk:
+                            raise _NotDigits
+                        for digit, k in f.items():
+                            _put(form, digit, k * c, sizes)
+                    else:
+                        _put(form, merged_digit, c, sizes)
                     merged = True
                     break
             if merged:
@@ -140,14 +167,54 @@ def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[Var, int]) -> tup
             _put(low, (v, a, s), c, sizes)
             _put(high, (v, a * s, None if b is None else b // s), 1, sizes)
         else:
-            raise _NotDigits
+            return _opaque_split(form, k, d, sizes)
     q, r = divmod(k, d)
     top = r + sum(c * (_size(digit, sizes) - 1) for digit, c in low.items())
     if top >= d:
-        raise _NotDigits
+        return _opaque_split(form, k, d, sizes)
     _recombine(high, sizes)
     _recombine(low, sizes)
     return (high, q), (low, r)
+
+
+def _opaque_split(
+    form: dict[Digit, int], k: int, d: int, sizes: dict[Var, int]
+) -> tuple[Form, Form]:
+    """Quotient and remainder by ``d`` of a sum whose digits do not line up with ``d``: the
+    digits ``x floordiv d`` and ``x mod d`` of the sum ``x`` itself, which only the digit
+    recombination can take apart again (a result that keeps one is left to the general
+    simplifier)."""
+    if k < 0 or any(c <= 0 for c in form.values()):
+        raise _NotDigits
+    # g * high + low with g | d and low in [0, g - 1] (the largest such g): the digits of the
+    # sum by d are those of high by d / g, with low under the remainder.
+    for g in sorted({gcd(c, d) for c in form.values()} - {1}, reverse=True):
+        top = k % g
+        high: dict[Digit, int] = {}
+        for digit, c in form.items():
+            if c % g:
+                top += c * (_size(digit, sizes) - 1)
+            else:
+                high[digit] = c // g
+        if top < g:
+            (qf, qk), (rf, rk) = _split(high, k // g, d // g, sizes)
+            low = {digit: c for digit, c in form.items() if c % g}
+            for digit, c in rf.items():
+                _put(low, digit, c * g, sizes)
+            _recombine(low, sizes)
+            return (qf, qk), (low, rk * g + k % g)
+    if k != 0:
+        raise _NotDigits
+    base = ("sum", frozenset(form.items()))
+    size = 1 + sum(c * (_size(digit, sizes) - 1) for digit, c in form.items())
+    if size >= _LIMIT:
+        raise _NotDigits
+    sizes[base] = size  # type: ignore[index]
+    high = {}
+    low = {}
+    _put(high, (base, d, None), 1, sizes)  # type: ignore[arg-type]
+    _put(low, (base, 1, d), 1, sizes)  # type: ignore[arg-type]
+    return (high, 0), (low, 0)
 
 
 def _form(e: Expr, sizes: dict[Var, int], seen: dict[int, Form]) -> Form:
@@ -201,6 +268,8 @@ def _form(e: Expr, sizes: dict[Var, int], seen: dict[int, Form]) -> Form:
 def _expr(form: dict[Digit, int], k: int) -> Expr:
     terms = []
     for (v, a, b), c in form.items():
+        if type(v) is not Var:
+            raise _NotDigits  # the digit of a sum that did not line up
         x = v if a == 1 else floordiv(v, a)
         terms.append((x if b is None else mod(x, b), c))
     return _combine(terms, k)
