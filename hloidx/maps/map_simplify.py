@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from ..caches import memo
 from .constraints import _known_empty, _merge_mod_constraints, _move_into_interval
+from .digits import simplify_digits
 from .expr import Const, Expr, Var, children, dim, sort_summands
 from .indexing_map import Constraint, IndexingMap, MapState
 from .range_eval import RangeEvaluator
@@ -288,6 +289,10 @@ def _simplified(indexing_map: IndexingMap, options: SimplifyOptions = DEFAULT) -
         trivial = _simplify_trivial(indexing_map, options)
         if trivial is not None:
             return trivial
+    # Reshape chains and delinearizations: one pass over digit sums, when it applies.
+    digits = simplify_digits(indexing_map, _point_dims(indexing_map, options))
+    if digits is not None:
+        return _never_longer(indexing_map, digits)
     return _simplify_map(indexing_map, None, options)
 
 

@@ -1,0 +1,275 @@
+"""Maps of mixed-radix digits, simplified in one pass over linear forms.
+
+A reshape chain or a linearize/delinearize pair takes the digits of a sum of dimensions
+again and again: ``((d0 * 8 + d1 * 4 + d2) floordiv 4) mod 2`` and so on. When every
+dimension starts at 0, each node is a sum of *digits* ``(x floordiv a) mod b`` with exact
+coefficients, where ``x`` is a dimension or, where a divisor does not line up with the
+coefficients (``(d0 * 77 + d1) floordiv 15``), a sum of digits itself; such a digit of a
+sum is taken apart again when the sum's digits are recombined. The whole map is simplified
+in one pass over these linear forms, without building the intermediate nodes that the
+rule-by-rule simplifier (.simplify) rewrites and simplifies again.
+
+:func:`simplify_digits` gives the simplified map or None. None whenever a step is outside
+this exact case (a negative coefficient, a result that keeps the digit of a sum, symbols,
+``min``/``max``, a constraint not implied by the bounds, large numbers, ...): the caller then
+runs the general simplifier. The form of the result is the general simplifier's canonical
+form: digits of dimensions as ``(d floordiv a) mod b`` with the ``floordiv`` and ``mod``
+left out where they do nothing, summands collected and in canonical order. The tests check
+it against the general simplifier and against evaluation at every point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from math import gcd
+
+from .expr import Add, Const, Expr, FloorDiv, Mod, Mul, Var, floordiv, mod
+from .indexing_map import IndexingMap
+from .linear_form import _combine
+
+#: A digit ``(x floordiv a) mod b`` as ``(x, a, b)``; ``b`` None: no mod. ``x`` is a
+#: dimension or a sum of digits, ``("sum", frozenset of (digit, coefficient))``.
+Digit = tuple[Var, int, "int | None"]
+#: ``Σ coefficient * digit + constant``.
+Form = tuple[dict[Digit, int], int]
+
+#: Every ``|coefficient| * size`` and constant stays below this, and a sum has at most
+#: ``_MAX_DIGITS`` digits: every value stays below 2^63, where interval arithmetic would
+#: saturate (then exact digits and the general simplifier could disagree).
+_LIMIT = 1 << 56
+_MAX_DIGITS = 64
+
+
+class _NotDigits(Exception):
+    """The map is not in the exact digit case."""
+
+
+def simplify_digits(m: IndexingMap, keep: Collection[Var] = ()) -> IndexingMap | None:
+    """``m`` simplified, or None when it is not a map of digits (see the module doc).
+
+    ``m`` must be a normal map. Results in ``keep`` (dimensions of size 1 that stay
+    variables) are left as they are. Every constraint must be implied by the bounds once
+    its expression is a digit sum: it is dropped; otherwise None.
+    """
+    if m.range_vars or m.rt_vars:
+        return None
+    sizes: dict[Var, int] = {}
+    for v, b in m.bounds().items():
+        if b.lower != 0 or not 0 <= b.upper < _LIMIT:
+            return None
+        sizes[v] = b.upper + 1
+    seen: dict[int, Form] = {}
+    try:
+        for e, interval in m.constraints:
+            form, k = _form(e, sizes, seen)
+            lower = upper = k
+            for d, c in form.items():
+                top = c * (_size(d, sizes) - 1)
+                if top < 0:
+                    lower += top
+                else:
+                    upper += top
+            if not (interval.lower <= lower and upper <= interval.upper):
+                return None
+        results = tuple(r if r in keep else _expr(*_form(r, sizes, seen)) for r in m.results)
+    except _NotDigits:
+        return None
+    return IndexingMap(results, m.dim_vars, m.range_vars, m.rt_vars, ())
+
+
+def _size(d: Digit, sizes: dict[Var, int]) -> int:
+    """How many values the digit takes (0 to size - 1)."""
+    v, a, b = d
+    top = (sizes[v] - 1) // a + 1
+    return top if b is None or b > top else b
+
+
+def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[Var, int]) -> None:
+    """``form += c * d``: a digit that is always 0 is left out, a mod that does nothing too."""
+    v, a, b = d
+    top = (sizes[v] - 1) // a + 1
+    if top <= 1 or b == 1:
+        return
+    if b is not None and b >= top:
+        d = (v, a, None)
+        b = None
+    if a == 1 and b is None and type(v) is tuple:
+        for digit, k in v[1]:  # a whole sum taken apart earlier: its digits again
+            _put(form, digit, k * c, sizes)
+        return
+    total = form.get(d, 0) + c
+    if total == 0:
+        del form[d]
+    elif abs(total) * sizes[v] < _LIMIT and len(form) < _MAX_DIGITS:
+        form[d] = total
+    else:
+        raise _NotDigits
+
+
+def _recombine(form: dict[Digit, int], sizes: dict[Var, int]) -> None:
+    """``c * (x mod b0) + c * b0 * ((x floordiv b0) mod b)`` -> ``c * (x mod (b0 * b))``,
+    with ``x = v floordiv a0`` (``b`` None: ``c * x``), until no pair is left."""
+    merged = True
+    while merged:
+        merged = False
+        for low, c in form.items():
+            v, a0, b0 = low
+            if b0 is None:
+                continue
+            for high, ch in form.items():
+                if (
+                    high[1] == a0 * b0
+                    and ch == c * b0
+                    and (high[2] is None or type(v) is tuple)
+                    and high[0] == v
+                ):
+                    del form[low], form[high]
+                    merged_digit = (v, a0, None if high[2] is None else b0 * high[2])
+                    if type(v) is tuple and merged_digit[2] is not None:
+                        # the digit of a sum: its digits again, where they now line up
+                        f, fk = dict(v[1]), 0
+                        if a0 > 1:
+                            (f, fk), _ = _split(f, 0, a0, sizes)
+                        _, (f, fk) = _split(f, fk, merged_digit[2], sizes)
+                        if fk:
+                            raise _NotDigits
+                        for digit, k in f.items():
+                            _put(form, digit, k * c, sizes)
+                    else:
+                        _put(form, merged_digit, c, sizes)
+                    merged = True
+                    break
+            if merged:
+                break
+
+
+def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[Var, int]) -> tuple[Form, Form]:
+    """``form + k`` as ``d * high + low`` with ``low`` in ``[0, d - 1]``: the quotient and the
+    remainder by ``d``. Digits are split where ``d`` falls inside one."""
+    if k < 0:
+        raise _NotDigits
+    high: dict[Digit, int] = {}
+    low: dict[Digit, int] = {}
+    for digit, c in form.items():
+        if c <= 0:
+            raise _NotDigits
+        if c % d == 0:
+            _put(high, digit, c // d, sizes)
+        elif c < d and d % c == 0:
+            s = d // c
+            if _size(digit, sizes) <= s:
+                _put(low, digit, c, sizes)
+                continue
+            # c * x = d * (x floordiv s) + c * (x mod s), x = (v floordiv a) mod b, s | b.
+            v, a, b = digit
+            if b is not None and b % s:
+                raise _NotDigits
+            _put(low, (v, a, s), c, sizes)
+            _put(high, (v, a * s, None if b is None else b // s), 1, sizes)
+        else:
+            return _opaque_split(form, k, d, sizes)
+    q, r = divmod(k, d)
+    top = r + sum(c * (_size(digit, sizes) - 1) for digit, c in low.items())
+    if top >= d:
+        return _opaque_split(form, k, d, sizes)
+    _recombine(high, sizes)
+    _recombine(low, sizes)
+    return (high, q), (low, r)
+
+
+def _opaque_split(
+    form: dict[Digit, int], k: int, d: int, sizes: dict[Var, int]
+) -> tuple[Form, Form]:
+    """Quotient and remainder by ``d`` of a sum whose digits do not line up with ``d``: the
+    digits ``x floordiv d`` and ``x mod d`` of the sum ``x`` itself, which only the digit
+    recombination can take apart again (a result that keeps one is left to the general
+    simplifier)."""
+    if k < 0 or any(c <= 0 for c in form.values()):
+        raise _NotDigits
+    # g * high + low with g | d and low in [0, g - 1] (the largest such g): the digits of the
+    # sum by d are those of high by d / g, with low under the remainder.
+    for g in sorted({gcd(c, d) for c in form.values()} - {1}, reverse=True):
+        top = k % g
+        high: dict[Digit, int] = {}
+        for digit, c in form.items():
+            if c % g:
+                top += c * (_size(digit, sizes) - 1)
+            else:
+                high[digit] = c // g
+        if top < g:
+            (qf, qk), (rf, rk) = _split(high, k // g, d // g, sizes)
+            low = {digit: c for digit, c in form.items() if c % g}
+            for digit, c in rf.items():
+                _put(low, digit, c * g, sizes)
+            _recombine(low, sizes)
+            return (qf, qk), (low, rk * g + k % g)
+    if k != 0:
+        raise _NotDigits
+    base = ("sum", frozenset(form.items()))
+    size = 1 + sum(c * (_size(digit, sizes) - 1) for digit, c in form.items())
+    if size >= _LIMIT:
+        raise _NotDigits
+    sizes[base] = size  # type: ignore[index]
+    high = {}
+    low = {}
+    _put(high, (base, d, None), 1, sizes)  # type: ignore[arg-type]
+    _put(low, (base, 1, d), 1, sizes)  # type: ignore[arg-type]
+    return (high, 0), (low, 0)
+
+
+def _form(e: Expr, sizes: dict[Var, int], seen: dict[int, Form]) -> Form:
+    """``e`` as a digit sum (memoised by node: maps share their sub-expressions)."""
+    got = seen.get(id(e))
+    if got is not None:
+        return got
+    t = type(e)
+    if t is Const:
+        k = e.value  # type: ignore[attr-defined]
+        if not -_LIMIT < k < _LIMIT:
+            raise _NotDigits
+        result: Form = ({}, k)
+    elif t is Var:
+        if e not in sizes:
+            raise _NotDigits
+        form: dict[Digit, int] = {}
+        _put(form, (e, 1, None), 1, sizes)  # type: ignore[arg-type]
+        result = (form, 0)
+    elif t is Add:
+        form = {}
+        k = 0
+        for u in e.terms:  # type: ignore[attr-defined]
+            uf, uk = _form(u, sizes, seen)
+            for digit, c in uf.items():
+                _put(form, digit, c, sizes)
+            k += uk
+        if not -_LIMIT < k < _LIMIT:
+            raise _NotDigits
+        _recombine(form, sizes)
+        result = (form, k)
+    elif t is Mul and type(e.rhs) is Const:  # type: ignore[attr-defined]
+        uf, uk = _form(e.lhs, sizes, seen)  # type: ignore[attr-defined]
+        c = e.rhs.value  # type: ignore[attr-defined]
+        form = {}
+        for digit, v in uf.items():
+            _put(form, digit, v * c, sizes)
+        if not -_LIMIT < uk * c < _LIMIT:
+            raise _NotDigits
+        result = (form, uk * c)
+    elif (t is FloorDiv or t is Mod) and type(e.rhs) is Const and e.rhs.value > 0:  # type: ignore[attr-defined]
+        uf, uk = _form(e.lhs, sizes, seen)  # type: ignore[attr-defined]
+        quotient, remainder = _split(uf, uk, e.rhs.value, sizes)  # type: ignore[attr-defined]
+        result = quotient if t is FloorDiv else remainder
+    else:
+        raise _NotDigits
+    seen[id(e)] = result
+    return result
+
+
+def _expr(form: dict[Digit, int], k: int) -> Expr:
+    terms = []
+    for (v, a, b), c in form.items():
+        if type(v) is not Var:
+            raise _NotDigits  # the digit of a sum that did not line up
+        x = v if a == 1 else floordiv(v, a)
+        terms.append((x if b is None else mod(x, b), c))
+    return _combine(terms, k)
