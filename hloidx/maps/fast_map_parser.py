@@ -94,7 +94,7 @@ _PAREN_STEP = {"(": 1, ")": -1}
 
 
 class _Reader:
-    __slots__ = ("at", "groups", "names", "nesting", "tokens")
+    __slots__ = ("at", "groups", "leaves", "names", "nesting", "tokens")
 
     def __init__(self, tokens: list[str], nesting: list[int]) -> None:
         self.tokens = tokens
@@ -105,6 +105,8 @@ class _Reader:
         # times over (a reshape chain restates its linear index in every digit): each
         # distinct group is built once. The builders are pure, so a repeat is the same tree.
         self.groups: dict[tuple[str, ...], Expr] = {}
+        # Variables by name and numbers by their digits: the leaves, read without a call.
+        self.leaves: dict[str, Expr] = {}
 
     def peek(self) -> str:
         return self.tokens[self.at]
@@ -137,7 +139,7 @@ class _Reader:
                 name = self.take_name()
                 if name in self.names:
                     raise _GiveUp
-                self.names[name] = Var(kind, len(names))
+                self.names[name] = self.leaves[name] = Var(kind, len(names))
                 names.append(name)
                 if self.accept(close):
                     break
@@ -160,14 +162,23 @@ class _Reader:
                 return lhs
 
     def product(self) -> Expr:
-        lhs = self.operand()
+        leaves = self.leaves
         tokens = self.tokens
+        lhs = leaves.get(tokens[self.at])  # a variable or a number seen before: no call
+        if lhs is None:
+            lhs = self.operand()
+        else:
+            self.at += 1
         while True:
             build = _PRODUCT.get(tokens[self.at])
             if build is None:
                 return lhs
             self.at += 1
-            rhs = self.operand()
+            rhs = leaves.get(tokens[self.at])
+            if rhs is None:
+                rhs = self.operand()
+            else:
+                self.at += 1
             if build is not mul and type(rhs) is Const and rhs.value <= 0:
                 raise _GiveUp  # a divisor that is not positive: the Lark path words it
             lhs = build(lhs, rhs)
@@ -178,9 +189,9 @@ class _Reader:
         at = self.at
         token = tokens[at]
         self.at = at + 1
-        var = self.names.get(token)  # declared names only: never a keyword or a number
-        if var is not None:
-            return var
+        leaf = self.leaves.get(token)
+        if leaf is not None:
+            return leaf
         if token == "(":
             nesting = self.nesting
             close = nesting.index(nesting[at] - 1, at + 1)
@@ -201,7 +212,8 @@ class _Reader:
             value = int(token)
             if value > INT64_MAX:
                 raise _GiveUp
-            return const(value)
+            leaf = self.leaves[token] = const(value)
+            return leaf
         if token == "min" or token == "max":
             self.take("(")
             a = self.expr()
