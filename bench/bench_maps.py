@@ -27,6 +27,8 @@ import json, resource, sys, time, gc
 from hloidx.hlo.syntax import parse_hlo
 from hloidx.hlo.analysis import analyze
 from hloidx.hlo.report import module_to_json
+from hloidx.cli.collector import RELAXED
+gc.set_threshold(*RELAXED)  # the collector's thresholds `hloidx maps` runs with
 path, verify = sys.argv[1], sys.argv[2] == "1"
 text = open(path, encoding="utf-8").read()
 t0 = time.perf_counter()
