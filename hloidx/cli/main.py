@@ -32,7 +32,23 @@ from .options import (
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_OK", "EXIT_PROBLEMS", "cli", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _ReaderGone(Exception):
+    """Standard output was closed by its reader (`| head`). Not an OSError, so that click's own
+    handler (which exits 1 on a closed pipe) lets it through to :func:`main`, which exits 0."""
+
+
+class _Commands(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as error:  # output written while analysing (streamed JSON)
+            raise _ReaderGone from error
+
+
+@click.group(
+    cls=_Commands,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(package_name="hloidx")
 @global_options
 def cli() -> None:
@@ -239,7 +255,7 @@ def _main(argv: list[str] | None) -> None:
     except HloidxError as error:
         report_error(error)
         sys.exit(EXIT_BAD_INPUT)
-    except BrokenPipeError:
+    except (BrokenPipeError, _ReaderGone):
         # `hloidx maps big.hlo | head`: the reader went away; that is not an error.
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115
