@@ -131,7 +131,7 @@ add (a: f32[], b: f32[]) -> f32[] {
 }, execution_thread="main"
 
 ENTRY %e (p: f32[4,2], /*index=1*/q: (f32[], s32[])) -> f32[2] {
-  %p0 = f32[4,2]{1,0} parameter(0), metadata={op_name="p" source_file="//x/y.py" source_line=1}
+  %p0 = f32[4,2]{1,0} parameter(0), metadata={op_name="p" source_file="model/layers.py" source_line=1}
   %c = f32[] constant(-inf)
   %k = s32[2]{0} constant({1, 2})
   %t = (f32[4,2]{1,0}, /*index=1*/f32[]) tuple(%p0, /*index=1*/%c)
