@@ -84,6 +84,16 @@ def _sums(seed: int, count: int) -> list[IndexingMap]:
 CASES = _maps(1, 150) + _sums(2, 300)
 
 
+def _same_as_every_point_and_the_rules(m: IndexingMap, got: IndexingMap) -> None:
+    """``got`` (the digit pass's result) means ``m`` at every point, and is exactly what the
+    rule-by-rule simplifier gives."""
+    for point in _points(m):
+        assert _values(got, point) == _values(m, point), (m, got, point)
+    general, _ = simplify_with_rules(m)
+    assert operation_count(got) <= operation_count(general), (m, got, general)
+    assert got == general, (m, got, general)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_digit_maps_match_every_point_and_the_rule_by_rule_simplifier(seed: int) -> None:
     taken = 0
@@ -94,11 +104,7 @@ def test_digit_maps_match_every_point_and_the_rule_by_rule_simplifier(seed: int)
             continue
         taken += 1
         assert not got.constraints
-        for point in _points(m):
-            assert _values(got, point) == _values(m, point), (m, got, point)
-        general, _ = simplify_with_rules(m)
-        assert operation_count(got) <= operation_count(general), (m, got, general)
-        assert got == general, (m, got, general)
+        _same_as_every_point_and_the_rules(m, got)
         # simplify() takes the digit pass and stays a fixed point.
         assert simplify(m) == got
         assert simplify(got) == got
@@ -164,10 +170,7 @@ def test_hand_written_digit_sums(m: IndexingMap) -> None:
     clear_caches()
     got = simplify_digits(m)
     assert got is not None
-    for point in _points(m):
-        assert _values(got, point) == _values(m, point), (m, got, point)
-    general, _ = simplify_with_rules(m)
-    assert got == general, (m, got, general)
+    _same_as_every_point_and_the_rules(m, got)
 
 
 # Chains whose sizes do not line up: digits of sums (`(d0 * 77 + d1) floordiv 15`), sums
@@ -187,7 +190,4 @@ def test_chains_that_do_not_line_up(shapes: list[list[int]]) -> None:
     clear_caches()
     got = simplify_digits(m)
     assert got is not None
-    for point in _points(m):
-        assert _values(got, point) == _values(m, point), (m, got, point)
-    general, _ = simplify_with_rules(m)
-    assert got == general, (m, got, general)
+    _same_as_every_point_and_the_rules(m, got)

@@ -807,6 +807,18 @@ def test_combine_builds_the_tree_the_builders_build(terms, constant):
     assert str(got) == str(expected)
 
 
+def _lookahead_matches_the_steps(e, variables, sizes) -> None:
+    """The plain simplifier (look-aheads on) gives what the recording one (step by step, as
+    for --explain) gives, and the result has ``e``'s value at every point of the box."""
+    bounds = {v: Interval(0, n - 1) for v, n in zip(variables, sizes, strict=True)}
+    fast = ExprSimplifier(RangeEvaluator(bounds)).simplify(e)
+    steps = ExprSimplifier(RangeEvaluator(bounds), lambda *_: None).simplify(e)
+    assert fast == steps, (str(e), str(fast), str(steps))
+    for point in itertools.product(*(range(n) for n in sizes)):
+        values = dict(zip(variables, point, strict=True))
+        assert evaluate(fast, values) == evaluate(e, values)
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.integers(-3, 3), min_size=3, max_size=3),
@@ -822,13 +834,7 @@ def test_floordiv_lookahead_matches_the_step_by_step_path(coefficients, sizes, c
     e = floordiv(
         add(d0_ * (coefficients[0] * d), d1_ * coefficients[1], d2_ * coefficients[2], constant), d
     )
-    bounds = {v: Interval(0, n - 1) for v, n in zip((d0_, d1_, d2_), sizes, strict=True)}
-    fast = ExprSimplifier(RangeEvaluator(bounds)).simplify(e)
-    steps = ExprSimplifier(RangeEvaluator(bounds), lambda *_: None).simplify(e)
-    assert fast == steps, (str(e), str(fast), str(steps))
-    for point in itertools.product(*(range(n) for n in sizes)):
-        values = dict(zip((d0_, d1_, d2_), point, strict=True))
-        assert evaluate(fast, values) == evaluate(e, values)
+    _lookahead_matches_the_steps(e, (d0_, d1_, d2_), sizes)
 
 
 @settings(max_examples=200, deadline=None)
@@ -847,10 +853,4 @@ def test_mod_lookahead_matches_the_step_by_step_path(coefficients, sizes, consta
     e = mod(
         add(d0_ * (coefficients[0] * m), d1_ * coefficients[1], low * coefficients[2], constant), m
     )
-    bounds = {v: Interval(0, n - 1) for v, n in zip((d0_, d1_, d2_), sizes, strict=True)}
-    fast = ExprSimplifier(RangeEvaluator(bounds)).simplify(e)
-    steps = ExprSimplifier(RangeEvaluator(bounds), lambda *_: None).simplify(e)
-    assert fast == steps, (str(e), str(fast), str(steps))
-    for point in itertools.product(*(range(n) for n in sizes)):
-        values = dict(zip((d0_, d1_, d2_), point, strict=True))
-        assert evaluate(fast, values) == evaluate(e, values)
+    _lookahead_matches_the_steps(e, (d0_, d1_, d2_), sizes)

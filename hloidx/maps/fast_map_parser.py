@@ -94,13 +94,12 @@ _PAREN_STEP = {"(": 1, ")": -1}
 
 
 class _Reader:
-    __slots__ = ("at", "groups", "leaves", "names", "nesting", "tokens")
+    __slots__ = ("at", "groups", "leaves", "nesting", "tokens")
 
     def __init__(self, tokens: list[str], nesting: list[int]) -> None:
         self.tokens = tokens
         self.nesting = nesting
         self.at = 0
-        self.names: dict[str, Var] = {}
         # Maps written out by composition repeat the same parenthesised subexpression many
         # times over (a reshape chain restates its linear index in every digit): each
         # distinct group is built once. The builders are pure, so a repeat is the same tree.
@@ -137,9 +136,9 @@ class _Reader:
         if not self.accept(close):
             while True:
                 name = self.take_name()
-                if name in self.names:
+                if name in self.leaves:  # declared twice (numbers are never names)
                     raise _GiveUp
-                self.names[name] = self.leaves[name] = Var(kind, len(names))
+                self.leaves[name] = Var(kind, len(names))
                 names.append(name)
                 if self.accept(close):
                     break
