@@ -16,6 +16,7 @@ import paths
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ir_data import ir_as_data
 
 from hloidx.errors import HloidxError, HloSemanticError, HloSyntaxError
 from hloidx.hlo.ir import HloModule, Layout, Shape
@@ -30,30 +31,7 @@ XLA_CASES = paths.XLA_TESTS / "analysis_cases.json"
 
 def structure(module: HloModule) -> tuple:
     """Everything the round trip must keep, as plain data."""
-    return (
-        module.name,
-        module.attributes,
-        module.entry.name if module.entry else None,
-        [
-            (
-                c.name,
-                c.is_entry,
-                [
-                    (
-                        i.name,
-                        i.opcode,
-                        i.shape,
-                        [o.name for o in i.operands],
-                        i.attributes,
-                        i.is_root,
-                        i.literal,
-                    )
-                    for i in c.instructions
-                ],
-            )
-            for c in module.computations.values()
-        ],
-    )
+    return ir_as_data(module)
 
 
 # ---------------------------------------------------------------------------------------------

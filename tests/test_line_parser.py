@@ -14,6 +14,7 @@ import paths
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ir_data import ir_as_data
 
 from hloidx.errors import HloidxError
 from hloidx.hlo import line_parser, syntax
@@ -32,33 +33,7 @@ def _xla_cases() -> list[dict]:
 
 def everything(module: HloModule) -> tuple:
     """The whole IR as plain data, spans and offsets included."""
-    return (
-        module.name,
-        module.attributes,
-        module.entry.name if module.entry else None,
-        [
-            (
-                c.name,
-                c.is_entry,
-                (c.span.start, c.span.end) if c.span else None,
-                [
-                    (
-                        i.name,
-                        i.opcode,
-                        i.shape,
-                        [o.name for o in i.operands],
-                        i.attributes,
-                        i.attribute_offsets,
-                        (i.span.start, i.span.end) if i.span else None,
-                        i.is_root,
-                        i.literal,
-                    )
-                    for i in c.instructions
-                ],
-            )
-            for c in module.computations.values()
-        ],
-    )
+    return ir_as_data(module, positions=True)
 
 
 def _outcome(text: str) -> tuple:
