@@ -388,16 +388,8 @@ def _analyse_text(
         outcome.html = report(analysis, summarize(analysis), options.spelling)
     else:
         outcome.lines = _text_lines(analysis, options, trees, plain)
-    outcome.instructions = len(analysis.instructions)
-    outcome.unknown_opcodes = sorted(
-        {
-            i.opcode
-            for i in analysis.instructions
-            if any(n.startswith("unknown indexing") for n in i.notes)
-        }
-    )
-    outcome.refuted = any(i.has_refuted for i in analysis.instructions)
-    outcome.exit_code = EXIT_BAD_INPUT if errors else EXIT_PROBLEMS if outcome.refuted else EXIT_OK
+    for _ in _tallied(analysis.instructions, outcome, errors):
+        pass
     outcome.seconds = time.perf_counter() - started
     return outcome
 
@@ -416,17 +408,6 @@ def _stream_json(
     from ..hlo.analysis import analyze_each
     from ..hlo.report import module_json_text
 
-    unknown: set[str] = set()
-
-    def noted(analyses: Any) -> Any:
-        for ins in analyses:
-            outcome.instructions += 1
-            if any(n.startswith("unknown indexing") for n in ins.notes):
-                unknown.add(ins.opcode)
-            if ins.has_refuted:
-                outcome.refuted = True
-            yield ins
-
     analyses = analyze_each(
         module,
         simplify=options.simplify,
@@ -437,10 +418,27 @@ def _stream_json(
     )
     stream.begin(outcome.error_lines)
     for piece in module_json_text(
-        module.name, options.direction, noted(analyses), errors, options.spelling
+        module.name,
+        options.direction,
+        _tallied(analyses, outcome, errors),
+        errors,
+        options.spelling,
     ):
         stream.write(piece)
     stream.end()
+
+
+def _tallied(analyses: Any, outcome: Outcome, errors: list[Any]) -> Any:
+    """``analyses``, passed through while ``outcome`` counts them: instructions, opcodes without
+    a rule, a refuted simplification; the exit code once the last one has gone by."""
+    unknown: set[str] = set()
+    for ins in analyses:
+        outcome.instructions += 1
+        if any(n.startswith("unknown indexing") for n in ins.notes):
+            unknown.add(ins.opcode)
+        if ins.has_refuted:
+            outcome.refuted = True
+        yield ins
     outcome.unknown_opcodes = sorted(unknown)
     outcome.exit_code = EXIT_BAD_INPUT if errors else EXIT_PROBLEMS if outcome.refuted else EXIT_OK
 

@@ -23,7 +23,7 @@ from ..maps.indexing_map import IndexingMap, MapState
 from ..maps.utilization import UNKNOWN, Utilization, utilization
 from .ir import Computation, HloModule, Instruction, Shape
 from .op_rules import IndexingTable, OperandIndexing, RuntimeVar
-from .sharing import rebind, structural_key
+from .sharing import op_table, structural_key
 
 
 @dataclass
@@ -165,28 +165,15 @@ def shape_text(shape: Shape) -> str:
     return str(shape)
 
 
-class RuleCache:
-    """Rule tables by structural key; runtime variables re-pointed per instruction.
-
-    Errors are not kept: their messages name the instruction (``custom-call cc2: ...``), and a
-    repeat must report its own name, not the first one's."""
-
-    def __init__(self) -> None:
-        self._tables: dict[tuple[Any, ...], tuple[Instruction, IndexingTable]] = {}
-
-    def table(
-        self, instr: Instruction, direction: str, compute: Callable[[Instruction], IndexingTable]
-    ) -> IndexingTable:
-        key = (
-            (direction, *structural_key(instr)) if instr.opcode not in ("fusion", "call") else None
-        )
-        if key is not None and key in self._tables:
-            first, table = self._tables[key]
-            return rebind(table, first, instr) if first is not instr else table
-        table = compute(instr)
-        if key is not None:
-            self._tables[key] = (instr, table)
-        return table
+def _table(
+    instr: Instruction, direction: str, compute: Callable[[Instruction], IndexingTable]
+) -> IndexingTable:
+    """An instruction's rule table. An op's is shared by structure (:func:`.sharing.op_table`,
+    which the fused bodies use too); a fusion's or call's body is cached by composition, and a
+    conditional or while is composed for itself."""
+    if instr.opcode in ("fusion", "call", "conditional", "while"):
+        return compute(instr)
+    return op_table(instr, direction, compute)
 
 
 # ---------------------------------------------------------------------------
@@ -354,9 +341,8 @@ def _mark_unknown(operand: OperandAnalysis, why: str, direction: str, instr: Ins
 
 
 def analyze_instruction(
-    instr: Instruction, options: AnalysisOptions = AnalysisOptions(), cache: RuleCache | None = None
+    instr: Instruction, options: AnalysisOptions = AnalysisOptions()
 ) -> InstructionAnalysis:
-    cache = cache or RuleCache()
     comp = instr.computation.name if instr.computation else ""
     result = InstructionAnalysis(
         comp, instr.name, instr.opcode, shape_text(instr.shape), instruction=instr
@@ -375,7 +361,7 @@ def analyze_instruction(
     o2i_for_utilization_only = options.direction == "i2o" and options.utilization
     if options.direction in ("o2i", "both"):
         try:
-            o2i = cache.table(instr, "o2i", o2i_rule)
+            o2i = _table(instr, "o2i", o2i_rule)
         except UnsupportedOpError as error:
             result.notes.append(error.message)
             no_rule = error.message
@@ -387,13 +373,13 @@ def analyze_instruction(
             )
     elif o2i_for_utilization_only:
         try:
-            o2i = cache.table(instr, "o2i", o2i_rule)
+            o2i = _table(instr, "o2i", o2i_rule)
         except Exception:  # the figures say unknown; the i2o rule reports the error
             o2i = None
     i2o: IndexingTable | None = None
     if options.direction in ("i2o", "both"):
         try:
-            i2o = cache.table(instr, "i2o", i2o_rule)
+            i2o = _table(instr, "i2o", i2o_rule)
         except UnsupportedOpError as error:
             if o2i is not None or options.direction == "i2o":
                 result.notes.append(error.message)
@@ -531,7 +517,6 @@ def analyze_each(
             if wanted_instr is not None and instr.name not in wanted_instr:
                 continue
             selected.append((comp, instr))
-    cache = RuleCache()
     shared: dict[tuple[Any, ...], InstructionAnalysis] = {}
     for n, (_, instr) in enumerate(selected, 1):
         key = analysis_key(instr) if share and instr.operands else None
@@ -539,7 +524,7 @@ def analyze_each(
         if hit is not None:
             yield _reuse(hit, instr)
         else:
-            result = analyze_instruction(instr, options, cache)
+            result = analyze_instruction(instr, options)
             if key is not None and _shareable(result):
                 shared[key] = result
             yield result
