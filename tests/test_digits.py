@@ -9,6 +9,7 @@ import random
 import pytest
 
 from hloidx.hlo.reshape import linearized_reshape_map
+from hloidx.maps import map_simplify
 from hloidx.maps.digits import simplify_digits
 from hloidx.maps.expr import add, dim, floordiv, mod, mul, range_var
 from hloidx.maps.indexing_map import IndexingMap, Variable, compose
@@ -111,10 +112,21 @@ def test_digit_maps_match_every_point_and_the_rule_by_rule_simplifier(seed: int)
     assert taken >= 10
 
 
-def test_the_digit_pass_is_taken_by_simplify() -> None:
+def test_the_digit_pass_is_taken_by_simplify(monkeypatch) -> None:
     m = _chain([[2, 3, 4], [6, 4], [24], [2, 3, 4]])
     assert simplify_digits(m) == IndexingMap.identity([2, 3, 4])
+    # the general simplifier reaches the same map, so watch which path gave it
+    taken = []
+
+    def watched(*args, **kwargs):
+        got = simplify_digits(*args, **kwargs)
+        taken.append(got is not None)
+        return got
+
+    monkeypatch.setattr(map_simplify, "simplify_digits", watched)
+    clear_caches()
     assert simplify(m) == IndexingMap.identity([2, 3, 4])
+    assert taken == [True]
 
 
 def test_maps_outside_the_digit_case_are_left_to_the_general_simplifier() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from unittest import mock
 
 import paths
 import pytest
@@ -10,7 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hloidx.errors import HloidxError
-from hloidx.maps.expr import Add, FloorDiv, children, const, dim
+from hloidx.maps import fast_map_parser as fmp
+from hloidx.maps import syntax
+from hloidx.maps.expr import Add, FloorDiv, const, dim
 from hloidx.maps.fast_map_parser import fast_parse
 from hloidx.maps.indexing_map import IndexingMap, Variable
 from hloidx.maps.interval import Interval
@@ -116,24 +119,42 @@ def _reshape_chain_text() -> str:
     return format_map(m)
 
 
-def test_repeated_groups_read_once_give_what_the_grammar_gives() -> None:
+def _expr_calls(text: str, monkeypatch, *, remember_groups: bool) -> tuple[int, object]:
+    """How many times the reader starts an expression on ``text``, and what it reads; without
+    ``remember_groups`` every repeat of a group is read again (the reference)."""
+
+    class Forgetful(dict):
+        def __setitem__(self, key, value) -> None:
+            pass
+
+    calls = [0]
+    real_expr, real_init = fmp._Reader.expr, fmp._Reader.__init__
+
+    def counted(self):
+        calls[0] += 1
+        return real_expr(self)
+
+    def init(self, *args) -> None:
+        real_init(self, *args)
+        if not remember_groups:
+            self.groups = Forgetful()
+
+    with monkeypatch.context() as patch:
+        patch.setattr(fmp._Reader, "expr", counted)
+        patch.setattr(fmp._Reader, "__init__", init)
+        parsed = fast_parse(text, Interval.FULL)
+    return calls[0], parsed
+
+
+def test_repeated_groups_read_once_give_what_the_grammar_gives(monkeypatch) -> None:
     text = _reshape_chain_text()
     assert text.count("(d0 * 6 + d1)") >= 10  # the case this covers: many repeats
     assert _agree(text)
-    # repeats of one group are one tree (built once, then shared)
-    fast = fast_parse(text, Interval.FULL)
-    groups = {}
-    for node in _walk(fast.results + tuple(c for c, _ in fast.constraints)):
-        groups.setdefault(node, []).append(node)
-    assert any(len({id(n) for n in same}) == 1 and len(same) > 1 for same in groups.values())
-
-
-def _walk(roots):
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(children(node))
+    once, parsed = _expr_calls(text, monkeypatch, remember_groups=True)
+    every, reference = _expr_calls(text, monkeypatch, remember_groups=False)
+    assert parsed == reference
+    # a group is read once however often it is written: far fewer expressions are started
+    assert 3 * once < every, (once, every)
 
 
 @settings(max_examples=100, deadline=None)
@@ -154,11 +175,13 @@ def test_groups_repeated_inside_random_maps(e, repeats: int) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(expressions(2, 1, max_depth=6))
-def test_depth_check_agrees_with_the_exact_depth(e) -> None:
-    assert too_deep(e) == (expression_depth(e) > MAX_EXPR_DEPTH)
-    known: dict[int, int] = {}
-    assert too_deep(e, known) == too_deep(e)
+@given(expressions(2, 1, max_depth=6), st.integers(1, 8))
+def test_depth_check_agrees_with_the_exact_depth(e, limit: int) -> None:
+    # a small limit, so that the random trees fall on both sides of it
+    with mock.patch.object(syntax, "MAX_EXPR_DEPTH", limit):
+        assert too_deep(e) == (expression_depth(e) > limit)
+        known: dict[int, int] = {}
+        assert too_deep(e, known) == too_deep(e)
 
 
 def test_depth_check_at_the_limit() -> None:

@@ -1,6 +1,7 @@
-"""A fast path for reading well-formed maps: one compiled regular expression lexes, a small
-recursive-descent reader follows ``grammars/indexing_map.lark`` rule for rule and builds the
-map through the same builders as the Lark transformer (so the result is the same object).
+"""A fast path for reading well-formed maps: tokens are cut by spacing out punctuation and
+splitting on white space, and a small recursive-descent reader follows
+``grammars/indexing_map.lark`` rule for rule and builds the map through the same builders as
+the Lark transformer (so the result is the same object).
 
 It gives up (returns None) at the first thing it does not expect, and the caller then runs the
 Lark parser, which accepts or rejects the text and words any error: the grammar stays the one

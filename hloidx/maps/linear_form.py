@@ -37,11 +37,6 @@ def _linear(expr: Expr) -> tuple[Terms, int]:
     return terms, constant
 
 
-def _summand_key(term: Expr) -> tuple:
-    # XLA's canonical order, so that a sum XLA printed comes back as it was
-    return xla_order_key(term)
-
-
 def _combine(terms: Iterable[tuple[Expr, int]], constant: int = 0) -> Expr:
     """The canonical sum ``Σ c * m + constant`` (like terms collected, summands sorted).
 

@@ -246,11 +246,6 @@ class ExprSimplifier:
             return node if new_lhs is lhs else t(new_lhs, rhs)
         return BUILDERS[t](new_lhs, new_rhs)
 
-    def _rewrite(self, node: Expr) -> Expr | None:
-        """One rule application at the root of ``node`` (children already simplified)."""
-        rule = _RULES.get(type(node))
-        return None if rule is None else rule(self, node)
-
     def _positive_divisor(self, node: Expr) -> int | None:
         rhs = node.rhs  # type: ignore[attr-defined]
         if type(rhs) is Const and rhs.value > 0:
