@@ -63,6 +63,10 @@ def test_equal_trees_built_different_ways_are_one_object():
     assert Var(0, 0) is d0
     assert Const(7) is const(7)
     assert Const(True) is const(1)
+    # beyond the constants kept for good, through the bounded table (a hypothesis draw found
+    # `Const(1152)` rebuilt as a second object, and every tree above it unshared)
+    assert Const(1152) is const(1152)
+    assert FloorDiv(d0, Const(-5000)) is FloorDiv(d0, const(-5000))
 
 
 @settings(max_examples=200, deadline=None)

@@ -181,12 +181,23 @@ class Const(Expr):
         node = _CONST_CACHE.get(value)
         if node is not None:
             return node
+        small = -1024 <= value <= 1024
+        if not small:  # larger ones are interned like compound nodes (the table is bounded)
+            node = INTERNED.get((cls, value))
+            if node is not None:
+                return node  # type: ignore[return-value]
         node = _start(cls, hash(("Const", (value,))), 0)
         _set_value(node, value)
         _set_simplified_memo(node, (EVERY_DOMAIN, None))  # None: itself
-        if -1024 <= value <= 1024:
+        if small:
             _CONST_CACHE[value] = node
+        else:
+            remember((cls, value), node)
         return node
+
+    def intern_key(self) -> tuple | None:
+        value = self.value
+        return None if -1024 <= value <= 1024 else (Const, value)
 
     def _key(self) -> tuple[Any, ...]:
         return (self.value,)
