@@ -579,32 +579,13 @@ def max_(lhs: Expr | int, rhs: Expr | int) -> Expr:
 # Traversal, substitution, evaluation, canonical order of summands
 # ---------------------------------------------------------------------------
 
-# The tree walkers live in .traversal, which needs the node classes above; they are read
-# through this module too, lazily, so that importing either module first works.
-_FROM_TRAVERSAL = frozenset(
-    {
-        "BUILDERS",
-        "_OP_RANK",
-        "_maximum",
-        "_minimum",
-        "_summand_key",
-        "children",
-        "evaluate",
-        "is_affine",
-        "map_children",
-        "rebuild",
-        "replace_vars",
-        "sort_key",
-        "sort_summands",
-        "variables",
-        "xla_order_key",
-    }
-)
 
-
+# The tree walkers live in .traversal, which needs the node classes above; the ones it lends
+# (``traversal.READ_THROUGH_EXPR``) are read through this module too, lazily, so that importing
+# either module first works.
 def __getattr__(name: str):
-    if name in _FROM_TRAVERSAL:
-        from . import traversal
+    from . import traversal
 
+    if name in traversal.READ_THROUGH_EXPR:
         return getattr(traversal, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

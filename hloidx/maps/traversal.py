@@ -39,6 +39,28 @@ BUILDERS: dict[type[BinaryExpr], Callable[[Expr, Expr], Expr]] = {
     Max: max_,
 }
 
+#: The names ``hloidx.maps.expr`` answers for too, read from here lazily (callers written before the
+#: walkers moved out of ``expr`` keep working).
+READ_THROUGH_EXPR = frozenset(
+    {
+        "BUILDERS",
+        "_OP_RANK",
+        "_maximum",
+        "_minimum",
+        "_summand_key",
+        "children",
+        "evaluate",
+        "is_affine",
+        "map_children",
+        "rebuild",
+        "replace_vars",
+        "sort_key",
+        "sort_summands",
+        "variables",
+        "xla_order_key",
+    }
+)
+
 
 def rebuild(node: Expr, children: Iterable[Expr]) -> Expr:
     """``node`` with its children replaced, through the builders (so folds apply)."""
