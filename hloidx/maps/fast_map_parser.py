@@ -11,8 +11,6 @@ about six times as much, mostly in its generic lexer and parser loop).
 
 from __future__ import annotations
 
-from itertools import accumulate, repeat
-
 from .expr import (
     Const,
     Expr,
@@ -29,7 +27,7 @@ from .expr import (
     sub,
 )
 from .indexing_map import Constraint, IndexingMap, Variable
-from .interval import INT64_MAX, INT64_MIN, Interval
+from .interval import INT64_MAX, INT64_MIN, Interval, make_interval
 
 # Tokens are cut by spacing out the punctuation and splitting on white space: a few passes
 # of str.replace and one str.split, each in C, cost a third of a regular-expression scan. Any
@@ -61,6 +59,7 @@ _PRODUCT = {
     "%": mod,
 }
 _END = ""  # the token after the last one
+_PADDING = [_END] * 4  # a group is filed under its first four tokens
 
 
 class _GiveUp(Exception):
@@ -80,31 +79,19 @@ def _is_name(token: str) -> bool:
     return token.isidentifier() and token.isascii() and token not in _KEYWORDS
 
 
-def _nesting(tokens: list[str]) -> list[int] | None:
-    """How many parentheses are open after each token; None when the count does not end at 0.
-
-    The ``(`` at ``i`` closes at the first later token where the count is one less.
-    """
-    nesting = list(accumulate(map(_PAREN_STEP.get, tokens, repeat(0))))
-    # A count that dips below zero on the way needs no check of its own: every construct the
-    # reader accepts is balanced, and a group's close is found where its own count ends.
-    return None if nesting[-1] != 0 else nesting
-
-
-_PAREN_STEP = {"(": 1, ")": -1}
-
-
 class _Reader:
-    __slots__ = ("at", "groups", "leaves", "nesting", "tokens")
+    __slots__ = ("at", "groups", "leaves", "tokens")
 
-    def __init__(self, tokens: list[str], nesting: list[int]) -> None:
+    def __init__(self, tokens: list[str]) -> None:
         self.tokens = tokens
-        self.nesting = nesting
         self.at = 0
         # Maps written out by composition repeat the same parenthesised subexpression many
         # times over (a reshape chain restates its linear index in every digit): each
         # distinct group is built once. The builders are pure, so a repeat is the same tree.
-        self.groups: dict[tuple[str, ...], Expr] = {}
+        # Groups are filed under their first few tokens, as (tokens, tree): where a group
+        # ends is not known before it is read, but a filed one is recognised by comparing
+        # its tokens (a balanced run followed by ")" can only be the whole group).
+        self.groups: dict[tuple[str, ...], list[tuple[list[str], Expr]]] = {}
         # Variables by name and numbers by their digits: the leaves, read without a call.
         self.leaves: dict[str, Expr] = {}
 
@@ -146,42 +133,56 @@ class _Reader:
                 self.take(",")
         return ["" if n == f"{kind.prefix}{i}" else n for i, n in enumerate(names)]
 
-    # -- expressions (loosest first, as the grammar) ----------------------------------
+    # -- expressions ------------------------------------------------------------------
     def expr(self) -> Expr:
-        lhs = self.product()
-        tokens = self.tokens
-        while True:
-            token = tokens[self.at]
-            if token == "+":
-                self.at += 1
-                lhs = add(lhs, self.product())
-            elif token == "-":
-                self.at += 1
-                lhs = sub(lhs, self.product())
-            else:
-                return lhs
+        """A sum of products, folded left as the grammar's rules nest them.
 
-    def product(self) -> Expr:
-        leaves = self.leaves
+        One loop for both precedence levels (a call per level per operand was most of the
+        reader's cost); only groups, unary minus, new numbers and min/max take a call.
+        """
         tokens = self.tokens
-        lhs = leaves.get(tokens[self.at])  # a variable or a number seen before: no call
-        if lhs is None:
-            lhs = self.operand()
-        else:
-            self.at += 1
+        leaves = self.leaves
+        at = self.at
+        total: Expr | None = None
+        subtract = False
         while True:
-            build = _PRODUCT.get(tokens[self.at])
-            if build is None:
-                return lhs
-            self.at += 1
-            rhs = leaves.get(tokens[self.at])
-            if rhs is None:
-                rhs = self.operand()
+            product = leaves.get(tokens[at])  # a variable or a number seen before: no call
+            if product is None:
+                self.at = at
+                product = self.operand()
+                at = self.at
             else:
-                self.at += 1
-            if build is not mul and type(rhs) is Const and rhs.value <= 0:
-                raise _GiveUp  # a divisor that is not positive: the Lark path words it
-            lhs = build(lhs, rhs)
+                at += 1
+            while True:
+                build = _PRODUCT.get(tokens[at])
+                if build is None:
+                    break
+                at += 1
+                rhs = leaves.get(tokens[at])
+                if rhs is None:
+                    self.at = at
+                    rhs = self.operand()
+                    at = self.at
+                else:
+                    at += 1
+                if build is not mul and type(rhs) is Const and rhs.value <= 0:
+                    raise _GiveUp  # a divisor that is not positive: the Lark path words it
+                product = build(product, rhs)
+            if total is None:
+                total = product
+            elif subtract:
+                total = sub(total, product)
+            else:
+                total = add(total, product)
+            token = tokens[at]
+            if token == "+":
+                subtract = False
+            elif token == "-":
+                subtract = True
+            else:
+                self.at = at
+                return total
+            at += 1
 
     def operand(self) -> Expr:
         """A unary minus, a variable, a number, a parenthesised group or a min/max."""
@@ -193,16 +194,24 @@ class _Reader:
         if leaf is not None:
             return leaf
         if token == "(":
-            nesting = self.nesting
-            close = nesting.index(nesting[at] - 1, at + 1)
-            key = tuple(tokens[at + 1 : close])
-            inner = self.groups.get(key)
-            if inner is None:
-                inner = self.expr()
-                if self.at != close:
-                    raise _GiveUp
-                self.groups[key] = inner
-            self.at = close + 1
+            start = at + 1
+            prefix = (tokens[start], tokens[start + 1], tokens[start + 2], tokens[start + 3])
+            filed = self.groups.get(prefix)
+            if filed is not None:
+                inner = self.known(filed, start, None)
+                if inner is not None:
+                    self.at += 1  # the ")"
+                    return inner
+            self.at = start
+            inner = self.expr()
+            end = self.at
+            if tokens[end] != ")":
+                raise _GiveUp
+            if filed is None:
+                self.groups[prefix] = [(tokens[start:end], inner)]
+            else:
+                filed.append((tokens[start:end], inner))
+            self.at = end + 1
             return inner
         if token == "-":
             return mul(self.operand(), -1)
@@ -223,6 +232,54 @@ class _Reader:
             return min_(a, b) if token == "min" else max_(a, b)
         raise _GiveUp
 
+    def known(
+        self, filed: list[tuple[list[str], Expr]], start: int, end: int | None
+    ) -> Expr | None:
+        """The tree of a filed group whose tokens begin at ``start`` (and, when given, end at
+        ``end``; else a ``)`` must follow them); ``self.at`` moves to its end."""
+        tokens = self.tokens
+        for run, tree in filed:
+            stop = start + len(run)
+            if end is None:
+                if stop >= len(tokens) or tokens[stop] != ")":
+                    continue
+            elif stop != end:
+                continue
+            if tokens[start:stop] == run:
+                self.at = stop
+                return tree
+        return None
+
+    def entry_expr(self) -> Expr:
+        """The expression of a domain entry: everything up to its ``in``.
+
+        A constraint of a composed map mostly restates a parenthesised group of the results
+        (``(x floordiv 6) mod 3 in [0, 2]`` beside ``((x floordiv 6) mod 3) * 2``), so the
+        groups read so far are asked first.
+        """
+        tokens = self.tokens
+        at = self.at
+        if tokens[at + 1] == "in":  # a single name or number
+            leaf = self.leaves.get(tokens[at])
+            if leaf is not None:
+                self.at = at + 1
+                return leaf
+        end = tokens.index("in", at)  # no expression holds the keyword
+        prefix = (tokens[at], tokens[at + 1], tokens[at + 2], tokens[at + 3])
+        filed = self.groups.get(prefix)
+        if filed is not None:
+            found = self.known(filed, at, end)
+            if found is not None:
+                return found
+        found = self.expr()
+        if self.at != end:
+            raise _GiveUp
+        if filed is None:
+            self.groups[prefix] = [(tokens[at:end], found)]
+        else:
+            filed.append((tokens[at:end], found))
+        return found
+
     def interval(self) -> Interval:
         """``in [lower, upper]`` (every domain entry has one: read without further calls)."""
         tokens = self.tokens
@@ -230,21 +287,30 @@ class _Reader:
         if tokens[at] != "in" or tokens[at + 1] != "[":
             raise _GiveUp
         at += 2
-        bounds = []
-        for closer in (",", "]"):
-            negative = tokens[at] == "-"
-            if negative:
-                at += 1
-            digits = tokens[at]
-            if not (digits.isdigit() and digits.isascii()) or tokens[at + 1] != closer:
-                raise _GiveUp
-            value = -int(digits) if negative else int(digits)
-            if not INT64_MIN <= value <= INT64_MAX:
-                raise _GiveUp
-            bounds.append(value)
-            at += 2
-        self.at = at
-        return Interval(bounds[0], bounds[1])
+        lower = tokens[at]
+        if lower == "-":
+            at += 1
+            lower = "-" + tokens[at]
+        if tokens[at + 1] != ",":
+            raise _GiveUp
+        at += 2
+        upper = tokens[at]
+        if upper == "-":
+            at += 1
+            upper = "-" + tokens[at]
+        if tokens[at + 1] != "]":
+            raise _GiveUp
+        self.at = at + 2
+        # int() also takes "+5", " 5", "5_0" and other scripts' digits: the bound must be
+        # plain ASCII digits after the sign, as the grammar has it.
+        if not (lower.lstrip("-").isdigit() and upper.lstrip("-").isdigit()):
+            raise _GiveUp
+        if not (lower.isascii() and upper.isascii()):
+            raise _GiveUp
+        low, high = int(lower), int(upper)
+        if not (INT64_MIN <= low <= INT64_MAX and INT64_MIN <= high <= INT64_MAX):
+            raise _GiveUp
+        return make_interval(low, high)
 
     def simplified_flag(self) -> None:
         self.take("is_simplified")
@@ -253,16 +319,17 @@ class _Reader:
             raise _GiveUp
 
 
-def fast_parse(text: str, default_bounds: Interval) -> IndexingMap | None:
-    """The map, or None when anything is out of the ordinary (then the Lark parser decides)."""
+def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingMap | None:
+    """The map, or None when anything is out of the ordinary (then the Lark parser decides).
+
+    ``max_depth`` bounds the levels of every expression (deeper ones go to the Lark path,
+    which words the error).
+    """
     tokens = _tokens(text)
     if not tokens or tokens[0] != "(":
         return None
-    nesting = _nesting(tokens)
-    if nesting is None:
-        return None
-    tokens.append(_END)
-    r = _Reader(tokens, nesting)
+    tokens += _PADDING  # a group's first tokens are read before it is known where it ends
+    r = _Reader(tokens)
     try:
         r.take("(")
         groups = [r.declare(")", VarKind.DIM), [], []]
@@ -270,31 +337,37 @@ def fast_parse(text: str, default_bounds: Interval) -> IndexingMap | None:
             groups[1] = r.declare("]", VarKind.RANGE)
         if r.accept("{"):
             groups[2] = r.declare("}", VarKind.RUNTIME)
+        declared = list(r.leaves.values())  # the variables in order (no number is read yet)
         r.take(_ARROW)
         r.take("(")
         results: list[Expr] = []
         if not r.accept(")"):
             results.append(r.expr())
-            while r.accept(","):
+            while tokens[r.at] == ",":
+                r.at += 1
                 results.append(r.expr())
             r.take(")")
         entries: list[tuple[Expr, Interval]] | None = None
         had_comma = r.accept(",")
-        token = r.peek()
+        token = tokens[r.at]
         if token == "domain":
             r.at += 1
             r.take(":")
             entries = []
             while True:
-                expr = r.expr()
+                expr = r.entry_expr()
                 entries.append((expr, r.interval()))
-                if r.peek() == _END:
+                token = tokens[r.at]
+                if token == _END:
                     break
-                comma = r.accept(",")
-                if r.peek() == "is_simplified":
+                comma = token == ","
+                if comma:
+                    r.at += 1
+                    token = tokens[r.at]
+                if token == "is_simplified":
                     r.simplified_flag()
                     break
-                if r.peek() == _END:
+                if token == _END:
                     if comma:
                         raise _GiveUp
                     break
@@ -302,12 +375,12 @@ def fast_parse(text: str, default_bounds: Interval) -> IndexingMap | None:
             r.simplified_flag()
         elif had_comma:
             raise _GiveUp
-        if r.peek() != _END:
+        if tokens[r.at] != _END:
             raise _GiveUp
     except (_GiveUp, IndexError, KeyError, ValueError, ArithmeticError, RecursionError):
         return None  # RecursionError: nesting deeper than this reader goes; Lark reads it
     try:
-        return _assemble(tuple(results), groups, entries, default_bounds)
+        return _assemble(tuple(results), groups, declared, entries, default_bounds, max_depth)
     except (ValueError, ArithmeticError):
         return None
 
@@ -315,29 +388,30 @@ def fast_parse(text: str, default_bounds: Interval) -> IndexingMap | None:
 def _assemble(
     results: tuple[Expr, ...],
     groups: list[list[str]],
+    declared: list[Expr],
     entries: list[tuple[Expr, Interval]] | None,
     default_bounds: Interval,
+    max_depth: int,
 ) -> IndexingMap | None:
-    from .syntax import too_deep
-
-    depths: dict[int, int] = {}  # the results and constraints share subtrees
-    if any(too_deep(e, depths) for e in results):
-        return None
+    for e in results:
+        if e.depth > max_depth:
+            return None
     if entries is None:
         variables = [[Variable(default_bounds, n) for n in group] for group in groups]
         return IndexingMap(results, *map(tuple, variables))
-    expected = [Var(kind, i) for kind in VarKind for i in range(len(groups[kind]))]
-    if len(entries) < len(expected):
+    if len(entries) < len(declared):
         return None
     variables: list[list[Variable]] = [[], [], []]
-    for want, (expr, interval) in zip(expected, entries, strict=False):
-        if expr != want:
+    # Each variable's entry first, in declaration order: the very leaf the reader declared
+    # (a name resolves to that object, so identity is the test).
+    for want, (expr, interval) in zip(declared, entries, strict=False):
+        if expr is not want:
             return None
         variables[want.kind].append(Variable(interval, groups[want.kind][want.index]))
     constraints: list[Constraint] = []
     tightens = False
-    for expr, interval in entries[len(expected) :]:
-        if too_deep(expr, depths):
+    for expr, interval in entries[len(declared) :]:
+        if expr.depth > max_depth:
             return None
         tightens = tightens or type(expr) in (Var, Const)
         constraints.append((expr, interval))

@@ -65,8 +65,9 @@ def _normalise_constraints(items: Iterable[Constraint]) -> tuple[tuple[Constrain
         previous = merged.get(expr)
         merged[expr] = interval if previous is None else previous.intersect(interval)
     empty = any(i.is_empty for i in merged.values())
-    ordered = tuple(sorted(merged.items(), key=lambda kv: sort_key(kv[0])))
-    return ordered, empty
+    if len(merged) == 1:
+        return tuple(merged.items()), empty
+    return tuple((e, merged[e]) for e in sorted(merged, key=sort_key)), empty
 
 
 @dataclass(frozen=True, eq=True)

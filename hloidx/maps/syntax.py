@@ -39,7 +39,6 @@ from ..errors import DomainError, HloidxError, MapSyntaxError
 from ..grammar_files import grammar_text, lark_parser
 from ..source import Source, Span
 from .expr import (
-    Add,
     Const,
     Expr,
     Var,
@@ -55,6 +54,7 @@ from .expr import (
     mul,
     sub,
 )
+from .fast_map_parser import fast_parse
 from .indexing_map import Constraint, IndexingMap, Variable
 from .interval import INT64_MAX, INT64_MIN, Interval
 
@@ -316,45 +316,10 @@ def expression_depth(expr: Expr) -> int:
     return depth[id(expr)]
 
 
-def too_deep(expr: Expr, known: dict[int, int] | None = None) -> bool:
-    """Whether ``expr`` has more than ``MAX_EXPR_DEPTH`` levels.
-
-    Cheaper than :func:`expression_depth` (every map read asks): recursion that stops one
-    level past the limit. ``known`` carries depths by node id between calls on trees that
-    share subtrees, while the caller keeps those trees alive.
-    """
-    return _capped_depth(expr, {} if known is None else known, MAX_EXPR_DEPTH) > MAX_EXPR_DEPTH
-
-
-def _capped_depth(node: Expr, known: dict[int, int], budget: int) -> int:
-    """The depth of ``node``, or some number above ``budget`` when it is deeper than that."""
-    kind = type(node)
-    if kind is Var or kind is Const:
-        return 1
-    depth = known.get(id(node))
-    if depth is not None:
-        return depth
-    if budget <= 1:
-        return budget + 1  # not stored: only "too deep" is known, not the depth
-    below = budget - 1
-    if kind is Add:
-        deepest = 0
-        for term in node.terms:  # type: ignore[attr-defined]
-            d = _capped_depth(term, known, below)
-            if d > below:
-                return budget + 1
-            if d > deepest:
-                deepest = d
-    else:
-        lhs = _capped_depth(node.lhs, known, below)  # type: ignore[attr-defined]
-        if lhs > below:
-            return budget + 1
-        rhs = _capped_depth(node.rhs, known, below)  # type: ignore[attr-defined]
-        if rhs > below:
-            return budget + 1
-        deepest = lhs if lhs > rhs else rhs
-    known[id(node)] = deepest + 1
-    return deepest + 1
+def too_deep(expr: Expr) -> bool:
+    """Whether ``expr`` has more than ``MAX_EXPR_DEPTH`` levels (one look: every node carries
+    its depth from when it was built, ``Expr.depth``)."""
+    return expr.depth > MAX_EXPR_DEPTH
 
 
 # ---------------------------------------------------------------------------
@@ -418,15 +383,15 @@ def parse_map(
     positive) located in ``text`` under ``name``. ``default_bounds`` bounds the variables
     of a map written without a domain.
     """
+    fast = _fast_parse(_unwrap(text), default_bounds)
+    if fast is not None:
+        return fast
     source = Source(name, text)
     if not text.strip():
         raise MapSyntaxError(
             "expected an indexing map such as (d0) -> (d0), found nothing", source.span(0, 0)
         )
     unwrapped = _unwrap(text)
-    fast = _fast_parse(unwrapped, default_bounds)
-    if fast is not None:
-        return fast
     lark, builder = _parser()
     builder.reset(source, default_bounds)
     try:
@@ -443,10 +408,8 @@ def parse_map(
 
 
 def _fast_parse(text: str, default_bounds: Interval) -> IndexingMap | None:
-    from .fast_map_parser import fast_parse
-
     try:
-        return fast_parse(text, default_bounds)
+        return fast_parse(text, default_bounds, MAX_EXPR_DEPTH)
     except HloidxError:
         return None  # the Lark path raises it again, located
 
