@@ -12,8 +12,13 @@ about six times as much, mostly in its generic lexer and parser loop).
 from __future__ import annotations
 
 from .expr import (
+    Add,
+    CeilDiv,
     Const,
     Expr,
+    FloorDiv,
+    Mod,
+    Mul,
     Var,
     VarKind,
     add,
@@ -59,6 +64,8 @@ _PRODUCT = {
     "%": mod,
 }
 _END = ""  # the token after the last one
+_DIRECT = {floordiv: FloorDiv, ceildiv: CeilDiv, mod: Mod, mul: Mul}
+_MERGING = (Add, Mul)  # what ``mul`` rewrites when a constant multiplies it
 _PADDING = [_END] * 4  # a group is filed under its first four tokens
 
 
@@ -79,6 +86,10 @@ def _is_name(token: str) -> bool:
     return token.isidentifier() and token.isascii() and token not in _KEYWORDS
 
 
+#: groups filed under one prefix: (number of tokens, the tokens, the tree)
+_Filed = list[tuple[int, list[str], Expr]]
+
+
 class _Reader:
     __slots__ = ("at", "groups", "leaves", "tokens")
 
@@ -91,7 +102,7 @@ class _Reader:
         # Groups are filed under their first few tokens, as (tokens, tree): where a group
         # ends is not known before it is read, but a filed one is recognised by comparing
         # its tokens (a balanced run followed by ")" can only be the whole group).
-        self.groups: dict[tuple[str, ...], list[tuple[list[str], Expr]]] = {}
+        self.groups: dict[tuple[str, ...], _Filed] = {}
         # Variables by name and numbers by their digits: the leaves, read without a call.
         self.leaves: dict[str, Expr] = {}
 
@@ -131,7 +142,8 @@ class _Reader:
                 if self.accept(close):
                     break
                 self.take(",")
-        return ["" if n == f"{kind.prefix}{i}" else n for i, n in enumerate(names)]
+        prefix = kind.prefix
+        return ["" if n == f"{prefix}{i}" else n for i, n in enumerate(names)]
 
     # -- expressions ------------------------------------------------------------------
     def expr(self) -> Expr:
@@ -146,27 +158,49 @@ class _Reader:
         total: Expr | None = None
         subtract = False
         while True:
-            product = leaves.get(tokens[at])  # a variable or a number seen before: no call
-            if product is None:
+            token = tokens[at]
+            product = leaves.get(token)  # a variable or a number seen before: no call
+            if product is not None:
+                at += 1
+            elif token == "(":
+                product = self.group(at + 1)
+                at = self.at
+            else:
                 self.at = at
                 product = self.operand()
                 at = self.at
-            else:
-                at += 1
             while True:
                 build = _PRODUCT.get(tokens[at])
                 if build is None:
                     break
                 at += 1
-                rhs = leaves.get(tokens[at])
-                if rhs is None:
+                token = tokens[at]
+                rhs = leaves.get(token)
+                if rhs is not None:
+                    at += 1
+                elif token == "(":
+                    rhs = self.group(at + 1)
+                    at = self.at
+                else:
                     self.at = at
                     rhs = self.operand()
                     at = self.at
-                else:
-                    at += 1
-                if build is not mul and type(rhs) is Const and rhs.value <= 0:
-                    raise _GiveUp  # a divisor that is not positive: the Lark path words it
+                if type(rhs) is Const:
+                    c = rhs.value
+                    if c <= 0 and build is not mul:
+                        raise _GiveUp  # a divisor that is not positive: the Lark path words it
+                    # The builder's commonest case, taken without the call: a new node
+                    # ``x op c`` (no fold applies: c is not 0 or 1, x no constant, and a
+                    # product is neither a sum to distribute over nor a product to merge).
+                    direct = _DIRECT.get(build)
+                    if (
+                        direct is not None
+                        and c > 1
+                        and type(product) is not Const
+                        and (build is not mul or type(product) not in _MERGING)
+                    ):
+                        product = direct(product, rhs)
+                        continue
                 product = build(product, rhs)
             if total is None:
                 total = product
@@ -194,25 +228,7 @@ class _Reader:
         if leaf is not None:
             return leaf
         if token == "(":
-            start = at + 1
-            prefix = (tokens[start], tokens[start + 1], tokens[start + 2], tokens[start + 3])
-            filed = self.groups.get(prefix)
-            if filed is not None:
-                inner = self.known(filed, start, None)
-                if inner is not None:
-                    self.at += 1  # the ")"
-                    return inner
-            self.at = start
-            inner = self.expr()
-            end = self.at
-            if tokens[end] != ")":
-                raise _GiveUp
-            if filed is None:
-                self.groups[prefix] = [(tokens[start:end], inner)]
-            else:
-                filed.append((tokens[start:end], inner))
-            self.at = end + 1
-            return inner
+            return self.group(at + 1)
         if token == "-":
             return mul(self.operand(), -1)
         if token.isdigit():
@@ -232,20 +248,38 @@ class _Reader:
             return min_(a, b) if token == "min" else max_(a, b)
         raise _GiveUp
 
-    def known(
-        self, filed: list[tuple[list[str], Expr]], start: int, end: int | None
-    ) -> Expr | None:
-        """The tree of a filed group whose tokens begin at ``start`` (and, when given, end at
-        ``end``; else a ``)`` must follow them); ``self.at`` moves to its end."""
+    def group(self, start: int) -> Expr:
+        """The parenthesised group whose tokens begin at ``start`` (after its ``(``), read once
+        however often it is written; ``self.at`` moves past its ``)``."""
         tokens = self.tokens
-        for run, tree in filed:
-            stop = start + len(run)
-            if end is None:
-                if stop >= len(tokens) or tokens[stop] != ")":
-                    continue
-            elif stop != end:
-                continue
-            if tokens[start:stop] == run:
+        prefix = (tokens[start], tokens[start + 1], tokens[start + 2], tokens[start + 3])
+        filed = self.groups.get(prefix)
+        if filed is not None:
+            inner = self.known(filed, start, ")")
+            if inner is not None:
+                self.at += 1  # the ")"
+                return inner
+        self.at = start
+        inner = self.expr()
+        end = self.at
+        if tokens[end] != ")":
+            raise _GiveUp
+        if filed is None:
+            self.groups[prefix] = [(end - start, tokens[start:end], inner)]
+        else:
+            filed.append((end - start, tokens[start:end], inner))
+        self.at = end + 1
+        return inner
+
+    def known(self, filed: _Filed, start: int, closer: str) -> Expr | None:
+        """The tree of a filed group whose tokens begin at ``start`` and are followed by
+        ``closer``; ``self.at`` moves to its end. (A filed run is balanced, so the ``)`` after
+        it closes the group being read.)"""
+        tokens = self.tokens
+        last = len(tokens) - 1
+        for length, run, tree in filed:
+            stop = start + length
+            if stop <= last and tokens[stop] == closer and tokens[start:stop] == run:
                 self.at = stop
                 return tree
         return None
@@ -255,7 +289,7 @@ class _Reader:
 
         A constraint of a composed map mostly restates a parenthesised group of the results
         (``(x floordiv 6) mod 3 in [0, 2]`` beside ``((x floordiv 6) mod 3) * 2``), so the
-        groups read so far are asked first.
+        groups read so far are asked first (no expression holds the keyword ``in``).
         """
         tokens = self.tokens
         at = self.at
@@ -264,20 +298,20 @@ class _Reader:
             if leaf is not None:
                 self.at = at + 1
                 return leaf
-        end = tokens.index("in", at)  # no expression holds the keyword
         prefix = (tokens[at], tokens[at + 1], tokens[at + 2], tokens[at + 3])
         filed = self.groups.get(prefix)
         if filed is not None:
-            found = self.known(filed, at, end)
+            found = self.known(filed, at, "in")
             if found is not None:
                 return found
         found = self.expr()
-        if self.at != end:
+        end = self.at
+        if tokens[end] != "in":
             raise _GiveUp
         if filed is None:
-            self.groups[prefix] = [(tokens[at:end], found)]
+            self.groups[prefix] = [(end - at, tokens[at:end], found)]
         else:
-            filed.append((tokens[at:end], found))
+            filed.append((end - at, tokens[at:end], found))
         return found
 
     def interval(self) -> Interval:
@@ -286,8 +320,21 @@ class _Reader:
         at = self.at
         if tokens[at] != "in" or tokens[at + 1] != "[":
             raise _GiveUp
+        lower, upper = tokens[at + 2], tokens[at + 4]
+        if (
+            tokens[at + 3] == ","
+            and tokens[at + 5] == "]"
+            and lower.isdigit()
+            and upper.isdigit()
+            and len(lower) < 19  # below 10**18: no range check needed
+            and len(upper) < 19
+        ):
+            # int() also reads other scripts' digits; the grammar has ASCII digits only
+            if not (lower + upper).isascii():
+                raise _GiveUp
+            self.at = at + 6
+            return make_interval(int(lower), int(upper))
         at += 2
-        lower = tokens[at]
         if lower == "-":
             at += 1
             lower = "-" + tokens[at]

@@ -64,7 +64,10 @@ def _normalise_constraints(items: Iterable[Constraint]) -> tuple[tuple[Constrain
     for expr, interval in items:
         previous = merged.get(expr)
         merged[expr] = interval if previous is None else previous.intersect(interval)
-    empty = any(i.is_empty for i in merged.values())
+    empty = False
+    for interval in merged.values():
+        if interval.lower > interval.upper:
+            empty = True
     if len(merged) == 1:
         return tuple(merged.items()), empty
     return tuple((e, merged[e]) for e in sorted(merged, key=sort_key)), empty
@@ -78,7 +81,7 @@ class IndexingMap:
     rt_vars: tuple[Variable, ...] = ()
     constraints: tuple[Constraint, ...] = ()
     state: MapState = MapState.NORMAL
-    _hash: int = field(default=0, init=False, compare=False, repr=False)
+    _hash: int | None = field(default=None, init=False, compare=False, repr=False)
     #: ``bounds()``, computed once (a copy is handed out: callers may change theirs).
     _bounds: dict[Var, Interval] | None = field(default=None, init=False, compare=False, repr=False)
     #: ``remove_unused_symbols()``, computed once (maps are immutable).
@@ -100,17 +103,20 @@ class IndexingMap:
             object.__setattr__(self, "constraints", constraints)
         elif type(self.constraints) is not tuple:
             object.__setattr__(self, "constraints", ())
-        if self.state is MapState.NORMAL and (
-            empty
-            or any(v.bounds.is_empty for v in self.dim_vars)
-            or any(v.bounds.is_empty for v in self.range_vars)
-            or any(v.bounds.is_empty for v in self.rt_vars)
-        ):
-            object.__setattr__(self, "state", MapState.KNOWN_EMPTY)
-        object.__setattr__(
-            self,
-            "_hash",
-            hash(
+        if self.state is MapState.NORMAL:
+            if not empty:
+                for group in (self.dim_vars, self.range_vars, self.rt_vars):
+                    for v in group:
+                        if v.bounds.lower > v.bounds.upper:
+                            empty = True
+            if empty:
+                object.__setattr__(self, "state", MapState.KNOWN_EMPTY)
+
+    def __hash__(self) -> int:
+        # Computed when first asked: many maps are read, printed or composed, never hashed.
+        value = self._hash
+        if value is None:
+            value = hash(
                 (
                     self.results,
                     self.dim_vars,
@@ -119,11 +125,9 @@ class IndexingMap:
                     self.constraints,
                     self.state,
                 )
-            ),
-        )
-
-    def __hash__(self) -> int:
-        return self._hash
+            )
+            object.__setattr__(self, "_hash", value)
+        return value
 
     # -- construction ---------------------------------------------------------
     @staticmethod

@@ -364,6 +364,8 @@ _WRAPPER = re.compile(r'\A(\s*#xla(?:_gpu)?\.indexing_map<\s*"?)(.*?)("?\s*>\s*)
 
 def _unwrap(text: str) -> str:
     """The text with an MLIR wrapper blanked out (same length, so offsets stay true)."""
+    if "#" not in text:  # no wrapper: the usual case, without the regular expression
+        return text
     match = _WRAPPER.match(text)
     if match is None:
         return text
