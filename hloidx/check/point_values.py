@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import HloidxError
-from .interpreter import _Interpreter
+from .interpreter import _Interpreter, _run_instruction
 from .tensors import (
     DEFAULT_LIMIT,
     Tensor,
@@ -72,7 +72,7 @@ class OperandData:
         real = None
         if operand.shape.is_array and _constant_cone(operand):
             try:
-                value = _Interpreter(self.limit).run_instruction(operand)
+                value = _run_instruction(_Interpreter(self.limit), operand)
             except HloidxError:
                 value = None
             if isinstance(value, Tensor) and value.known:
