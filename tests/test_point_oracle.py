@@ -120,8 +120,8 @@ ENTRY e {
   a = f32[2,3,10,6] convolution(lhs, rhs), window={size=3x2 stride=2x1 pad=1_1x0_1 lhs_dilate=1x2 rhs_dilate=1x2}, dim_labels=b01f_01io->b01f, feature_group_count=2
   lhs2 = f32[4,5,5,2] parameter(2)
   rhs2 = f32[2,2,2,4] parameter(3)
-  b = f32[2,4,4,4] convolution(lhs2, rhs2), window={size=2x2 rhs_reversal=1x0}, dim_labels=b01f_01io->b01f, batch_group_count=2
-  ROOT t = (f32[2,3,10,6], f32[2,4,4,4]) tuple(a, b)
+  b = f32[2,5,4,4] convolution(lhs2, rhs2), window={size=2x2 pad=1_0x0_0 rhs_reversal=1x0}, dim_labels=b01f_01io->b01f, batch_group_count=2
+  ROOT t = (f32[2,3,10,6], f32[2,5,4,4]) tuple(a, b)
 }
 """,
     "fusion_call_moves_and_elementwise": """
@@ -156,6 +156,17 @@ ENTRY e {
   cl = f32[2,6] clamp(lo, sel, hi)
   rs = f32[3,4] reshape(cl)
   ROOT bc = f32[2,3,4] broadcast(rs), dimensions={1,2}
+}
+""",
+    "bitcast_convert_widths": """
+HloModule bcc
+ENTRY e {
+  p0 = f64[3] parameter(0)
+  a = f32[3,2] bitcast-convert(p0)
+  p1 = s16[4,2] parameter(1)
+  b = s32[4] bitcast-convert(p1)
+  c = u32[4] bitcast-convert(b)
+  ROOT t = (f32[3,2], s32[4], u32[4]) tuple(a, b, c)
 }
 """,
     "dynamic_slice_in_a_fusion_with_computed_start": """
@@ -293,8 +304,9 @@ def test_caps_leave_large_elements_unchecked() -> None:
     assert len(PointOracle(reduce).reads((1,))) == 2 * 3 * 5 + 2  # both inputs, both inits
     with pytest.raises(PointUnchecked, match="more than 10 elements"):
         PointOracle(reduce, read_cap=10).reads((1,))
+    fusion = parse_hlo(HAND_WRITTEN["fusion_call_moves_and_elementwise"]).entry.by_name["fus"]
+    assert PointOracle(fusion).reads((0, 0), leaf=0)
     with pytest.raises(PointUnchecked, match="more than 5 steps"):
-        fusion = parse_hlo(HAND_WRITTEN["fusion_call_moves_and_elementwise"]).entry.by_name["fus"]
         PointOracle(fusion, step_cap=5).reads((0, 0), leaf=0)
 
 
