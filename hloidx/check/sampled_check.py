@@ -126,14 +126,26 @@ class _Operand:
     def __init__(self, op: Any, descriptions: dict[str, dict[int, Any]]) -> None:
         self.index: int = op.index
         self.exact = bool(op.exact)
-        self.o2i: list[tuple[IndexingMap, Any]] = [
-            (m, descriptions["output_to_input"].get(self.index, {}).get(m) if m.rt_vars else ())
+        self.o2i = [
+            (m, _described(m, descriptions["output_to_input"].get(self.index, {})))
             for m in op.output_to_input
         ]
-        self.i2o: list[tuple[IndexingMap, Any]] = [
-            (m, descriptions["input_to_output"].get(self.index, {}).get(m) if m.rt_vars else ())
+        self.i2o = [
+            (m, _described(m, descriptions["input_to_output"].get(self.index, {})))
             for m in op.input_to_output
         ]
+
+
+def _described(m: IndexingMap, known: dict[IndexingMap, tuple[RuntimeVar, ...]]) -> Any:
+    """The runtime variables of ``m``: those of the same map in the rule tables, else (a map
+    read back from text, say) the ones every map of the operand with as many shares; None
+    when neither says."""
+    if not m.rt_vars:
+        return ()
+    if m in known:
+        return known[m]
+    candidates = {rts for other, rts in known.items() if other.num_rt_vars == m.num_rt_vars}
+    return candidates.pop() if len(candidates) == 1 else None
 
 
 def _claimed(maps: list[tuple[IndexingMap, Any]], point: Index, value_of: Any) -> set[Index]:
