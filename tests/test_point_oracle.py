@@ -26,8 +26,8 @@ from hloidx.errors import HloidxError
 from hloidx.stablehlo import parse_module_lenient
 
 #: instructions larger than this are left to the sampled check (the whole oracle is slow)
-MAX_OUTPUT = 5_000
-MAX_OPERANDS = 60_000
+MAX_OUTPUT = 2_500
+MAX_OPERANDS = 30_000
 
 
 HAND_WRITTEN = {
@@ -208,7 +208,7 @@ GROUPS = {
 #: ops the point-wise oracle does not interpret, by group: the only unchecked elements allowed
 EXPLAINED = {"samples": set(), "xla": {"scaled-dot", "all-gather"}, "hand": set()}
 #: at least this many output elements compared per group (so "agrees" is never vacuous)
-AT_LEAST = {"samples": 50_000, "xla": 20_000, "hand": 1_500}
+AT_LEAST = {"samples": 25_000, "xla": 15_000, "hand": 1_800}
 
 
 def _small(instr) -> bool:
@@ -273,7 +273,7 @@ def test_corpus_samples_agree_everywhere() -> None:
                 assert not wrong, wrong[:5]
                 assert opcode is None, (path.name, instr.name)
                 agreed += n
-    assert agreed >= 10_000
+    assert agreed >= 7_000
 
 
 def test_operand_data_is_the_whole_oracles() -> None:
@@ -302,8 +302,20 @@ def test_unknown_ops_are_unchecked_not_guessed() -> None:
 def test_caps_leave_large_elements_unchecked() -> None:
     reduce = _root(HAND_WRITTEN["variadic_reduce"])
     assert len(PointOracle(reduce).reads((1,))) == 2 * 3 * 5 + 2  # both inputs, both inits
-    with pytest.raises(PointUnchecked, match="more than 10 elements"):
+    with pytest.raises(PointUnchecked, match="combines 30 elements"):
         PointOracle(reduce, read_cap=10).reads((1,))
+    two_rows = _root(
+        "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT s = f32[] add(a, b)\n}\nf {\n  x = f32[4,8] parameter(0)\n"
+        "  y = f32[4,8] parameter(1)\n  z = f32[] constant(0)\n"
+        "  a = f32[4] reduce(x, z), dimensions={1}, to_apply=add\n"
+        "  b = f32[4] reduce(y, z), dimensions={1}, to_apply=add\n"
+        "  ROOT s = f32[4] add(a, b)\n}\nENTRY e {\n  p = f32[4,8] parameter(0)\n"
+        "  q = f32[4,8] parameter(1)\n  ROOT r = f32[4] fusion(p, q), kind=kLoop, calls=f\n}\n"
+    )
+    assert len(PointOracle(two_rows).reads((2,))) == 16
+    with pytest.raises(PointUnchecked, match="reads more than 10 elements"):
+        PointOracle(two_rows, read_cap=10).reads((2,))
     fusion = parse_hlo(HAND_WRITTEN["fusion_call_moves_and_elementwise"]).entry.by_name["fus"]
     assert PointOracle(fusion).reads((0, 0), leaf=0)
     with pytest.raises(PointUnchecked, match="more than 5 steps"):

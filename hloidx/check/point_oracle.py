@@ -36,8 +36,10 @@ if TYPE_CHECKING:
 
 #: most tags one element may read before it is left unchecked
 READ_CAP = 200_000
-#: most (instruction, index) steps of the walk for one element
-STEP_CAP = 2_000_000
+#: most (instruction, index) steps of the walk for one element (~1 s of Python)
+STEP_CAP = 250_000
+#: memo entries kept between elements; beyond this the memo starts afresh
+MEMO_LIMIT = 2_000_000
 
 Index = tuple[int, ...]
 Read = Callable[[int, Index, int], frozenset[Tag]]
@@ -110,6 +112,8 @@ class PointOracle:
         if len(point) != len(dims) or not all(0 <= i < n for i, n in zip(point, dims, strict=True)):
             raise PointUnchecked(f"{point} is not an element of {self.instr.name}'s output {leaf}")
         self._steps = 0
+        if len(self._memo) > MEMO_LIMIT:
+            self._memo.clear()
         try:
             return self._at(self.instr, self.top, leaf, point)
         except RecursionError:
@@ -263,6 +267,12 @@ def _called(instr: Instruction) -> list[Computation]:
 # ---------------------------------------------------------------------------
 
 
+def _bounded(o: PointOracle, count: int, instr: Instruction) -> None:
+    """Refuse an element that combines more than the read cap before combining anything."""
+    if count > o.read_cap:
+        raise PointUnchecked(f"{instr.name}: one element combines {count} elements")
+
+
 def _elementwise(instr: Instruction, index: Index, read: Read) -> frozenset[Tag]:
     dims = instr.shape.dims
     sets = []
@@ -407,6 +417,7 @@ def _reduce(o: PointOracle, instr: Instruction, f: _Frame, index: Index, read: R
     at = [0] * len(source)
     for d, i in zip(kept, index, strict=True):
         at[d] = i
+    _bounded(o, prod(source[d] for d in axes) * n, instr)
     for combo in itertools.product(*(range(source[d]) for d in axes)):
         for d, i in zip(axes, combo, strict=True):
             at[d] = i
@@ -430,6 +441,7 @@ def _reduce_window(o: PointOracle, instr: Instruction, f: _Frame, index: Index, 
                 positions.append(pos // w.base_dilation)
         covered.append(positions)
     sets = [read(n + k, ()) for k in range(n)]
+    _bounded(o, prod(len(c) for c in covered) * n, instr)
     for point in itertools.product(*covered):
         sets.extend(read(k, point) for k in range(n))
     return _union(sets)
@@ -451,6 +463,7 @@ def _dot(o: PointOracle, instr: Instruction, f: _Frame, index: Index, read: Read
     for k, b in enumerate(rhs_free):
         ri[b] = index[nb + nl + k]
     sets = []
+    _bounded(o, 2 * prod(lhs[d] for d in dn.lhs_contracting), instr)
     for combo in itertools.product(*(range(lhs[d]) for d in dn.lhs_contracting)):
         for k, (a, b) in enumerate(zip(dn.lhs_contracting, dn.rhs_contracting, strict=True)):
             li[a] = ri[b] = combo[k]
@@ -533,6 +546,7 @@ def _convolution(o: PointOracle, instr: Instruction, f: _Frame, index: Index, re
     li, ri = [0] * len(lhs), [0] * len(rhs)
     li[dn.input_batch] = b
     ri[dn.kernel_output_feature] = g * out_features + fo
+    _bounded(o, 2 * in_features * prod(len(c) for c in covered), instr)
     sets = []
     for fi in range(in_features):
         li[dn.input_feature] = first_feature + fi
