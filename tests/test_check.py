@@ -970,12 +970,23 @@ def test_check_update_round_trip(tmp_path: Path) -> None:
 
 
 def test_check_update_refused_without_oracle_confirmation(tmp_path: Path) -> None:
-    hlo = _copy("seed000/transpose", tmp_path, with_expectation=False)
+    # too large for the whole-tensor oracle, and the point-wise one does not interpret sort
+    hlo = tmp_path / "big_sort.hlo"
+    hlo.write_text(
+        "HloModule big_sort\n"
+        "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT c = pred[] compare(a, b), direction=LT\n}\n"
+        "ENTRY main {\n  p0 = f32[1000,2000] parameter(0)\n"
+        "  ROOT s = f32[1000,2000] sort(p0), dimensions={1}, to_apply=lt\n}\n"
+    )
     result = _run("check", "--update", str(hlo), "--format", "json")
     assert result.exit_code == 1
     (f,) = json.loads(result.stdout)["files"]
     assert f["status"] == "update refused"
     assert "oracle" in f["update_refused"]
+    assert f["oracle"] == [
+        {"instruction": "s", "method": "sampled", "points": 64, "status": "refused"}
+    ]
     assert not expectation_path(hlo).exists()
 
 
@@ -1018,6 +1029,7 @@ def test_check_json_document_shape(tmp_path: Path) -> None:
         "unsupported",
         "errors",
         "notes",
+        "oracle",
         "updated",
         "update_refused",
         "seconds",

@@ -99,17 +99,38 @@ def compare_map_sets(
 @dataclass
 class OracleOutcome:
     """``agrees``, ``disagrees``, ``refused`` (too large, or an op it cannot interpret) or
-    ``unavailable`` (no oracle in this build)."""
+    ``unavailable`` (no oracle in this build).
+
+    ``method`` says which oracle answered: ``"whole"`` (the whole-tensor provenance oracle,
+    every output element) or ``"sampled"`` (the point-wise oracle on ``points`` sampled output
+    elements, for instructions too large for the whole one).
+    """
 
     status: str
     details: list[str] = field(default_factory=list)
+    method: str = "whole"
+    points: int = 0
 
     @property
     def agrees(self) -> bool:
         return self.status == "agrees"
 
+    @property
+    def description(self) -> str:
+        """Which oracle, in words: "the whole-tensor provenance oracle" or "the point-wise
+        provenance oracle on N sampled output points"."""
+        if self.method == "sampled":
+            return f"the point-wise provenance oracle on {self.points} sampled output points"
+        return "the whole-tensor provenance oracle"
 
-def oracle_check(instruction: Any, analysed: Any = None) -> OracleOutcome:
+
+#: output points the sampled check asks the point-wise oracle about, per output leaf
+SAMPLED_POINTS = 64
+
+
+def oracle_check(
+    instruction: Any, analysed: Any = None, *, sampled_points: int = SAMPLED_POINTS
+) -> OracleOutcome:
     """Ask the provenance oracle whether our maps for ``instruction`` are what it really reads.
 
     The single point where :mod:`hloidx.check.expectations` meets :mod:`hloidx.check.oracle`.
@@ -121,6 +142,11 @@ def oracle_check(instruction: Any, analysed: Any = None) -> OracleOutcome:
     input-to-output read backwards — for every operand whose maps have no runtime variables
     (maps with runtime variables rest on the first check plus the verified simplification).
     Equal when the operand is exact, a superset otherwise.
+
+    An instruction too large for the whole-tensor oracle (more than ``ORACLE_READ_LIMIT``
+    reads, or a tensor beyond its limit) is checked instead by the point-wise oracle on
+    ``sampled_points`` output elements per output leaf (:mod:`hloidx.check.sampled_check`),
+    when ``analysed`` is given; the outcome's ``method`` is then ``"sampled"``.
     """
     try:
         from . import oracle
@@ -129,26 +155,32 @@ def oracle_check(instruction: Any, analysed: Any = None) -> OracleOutcome:
     if analysed is not None:
         size = sum(m.box_size() for op in analysed.operands for m in op.output_to_input)
         if size > ORACLE_READ_LIMIT:
-            # The oracle enumerates every read in Python: ~10 s per million.
-            return OracleOutcome(
-                "refused",
-                [f"too large for the oracle: about {size} reads, more than {ORACLE_READ_LIMIT}"],
+            # The whole oracle enumerates every read in Python: ~10 s per million.
+            return _sampled(
+                instruction,
+                analysed,
+                sampled_points,
+                f"about {size} reads, more than {ORACLE_READ_LIMIT}",
             )
     try:
-        mismatches = list(oracle.check_instruction(instruction))
+        try:
+            evaluation = oracle.reads(instruction)
+        except EnumerationLimitError as error:
+            return _sampled(instruction, analysed, sampled_points, error.message)
+        try:
+            mismatches = list(oracle.check_maps(instruction, evaluation=evaluation))
+        except HloidxError as error:
+            return OracleOutcome("refused", [error.message])
         errors = [str(m) for m in mismatches if m.is_error]
         if errors:
             return OracleOutcome("disagrees", errors)
-        refused = [m for m in mismatches if m.operand_index < 0]
-        if refused:
-            return OracleOutcome("refused", [m.message for m in refused])
         notes = [str(m) for m in mismatches]
         if analysed is not None:
-            problems = _direct_oracle_check(oracle, instruction, analysed, notes)
+            problems = _direct_oracle_check(oracle, instruction, analysed, notes, evaluation)
             if problems:
                 return OracleOutcome("disagrees", problems)
     except EnumerationLimitError as error:
-        return OracleOutcome("refused", [f"too large for the oracle: {error.message}"])
+        return _sampled(instruction, analysed, sampled_points, error.message)
     except HloidxError as error:
         return OracleOutcome("refused", [error.message])
     except Exception as error:
@@ -158,16 +190,46 @@ def oracle_check(instruction: Any, analysed: Any = None) -> OracleOutcome:
     return OracleOutcome("agrees", notes)
 
 
+def _sampled(instruction: Any, analysed: Any, points: int, too_large: str) -> OracleOutcome:
+    """The sampled check, for an instruction too large for the whole-tensor oracle."""
+    refusal = f"too large for the whole-tensor oracle: {too_large}"
+    if analysed is None:
+        return OracleOutcome("refused", [refusal])
+    from .sampled_check import sampled_oracle_check
+
+    try:
+        outcome = sampled_oracle_check(instruction, analysed, points=points)
+    except HloidxError as error:
+        return OracleOutcome("refused", [refusal, f"the sampled check failed: {error.message}"])
+    except Exception as error:
+        return OracleOutcome(
+            "refused", [refusal, f"the sampled check failed: {type(error).__name__}: {error}"]
+        )
+    if outcome.problems:
+        return OracleOutcome("disagrees", outcome.problems, "sampled", outcome.points)
+    if outcome.unchecked:
+        return OracleOutcome(
+            "refused",
+            [
+                refusal,
+                f"the point-wise oracle could not check {outcome.points - outcome.checked_points}"
+                f" of {outcome.points} sampled output points: " + "; ".join(outcome.unchecked[:3]),
+            ],
+            "sampled",
+            outcome.points,
+        )
+    return OracleOutcome("agrees", [refusal], "sampled", outcome.points)
+
+
 Pair = tuple[tuple[int, ...], tuple[int, ...]]
 
 
 def _direct_oracle_check(
-    oracle: Any, instruction: Any, analysed: Any, notes: list[str]
+    oracle: Any, instruction: Any, analysed: Any, notes: list[str], evaluation: Any
 ) -> list[str]:
     """Compare the simplified maps of ``analysed`` with the oracle's reads (see oracle_check)."""
     from ..maps.domain import relation
 
-    evaluation = oracle.reads(instruction)
     problems: list[str] = []
     for op in analysed.operands:
         if instruction.operands[op.index].shape.is_tuple:

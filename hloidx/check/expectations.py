@@ -43,6 +43,7 @@ from ..hlo.report import error_to_json
 from ..maps.indexing_map import IndexingMap
 from ..maps.printer import format_map
 from ..source import Source
+from .confirmation import confirmation, oracle_record, sampled_names, wrap_comment
 from .evidence import (
     MapSetComparison,
     OracleOutcome,
@@ -121,6 +122,8 @@ class FileResult:
     errors: list[str] = field(default_factory=list)
     error_locations: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: on --update: which oracle confirmed (or did not confirm) each covered instruction
+    oracle: list[dict[str, Any]] = field(default_factory=list)
     updated: bool = False
     update_refused: str | None = None
     seconds: float = 0.0
@@ -168,6 +171,7 @@ class FileResult:
             "unsupported": list(self.unsupported),
             "errors": list(self.error_locations),
             "notes": list(self.notes),
+            "oracle": [dict(o) for o in self.oracle],
             "updated": self.updated,
             "update_refused": self.update_refused,
             "seconds": round(self.seconds, 3),
@@ -381,18 +385,26 @@ def _check_file(path: str, update: bool, create: bool, result: FileResult) -> No
         update_file(path, analysed, expectation, result)
 
 
-def _oracle_gate(analysed: _Analysed, keys: Sequence[tuple[str, str | None]]) -> str | None:
-    """None when the oracle agrees with every covered instruction, else why not."""
+def _oracle_gate(
+    analysed: _Analysed, keys: Sequence[tuple[str, str | None]]
+) -> tuple[str | None, dict[str, OracleOutcome]]:
+    """(None when the oracle agrees with every covered instruction, else why not; the outcome
+    of every instruction it was asked about, by name)."""
     reasons = []
+    outcomes: dict[str, OracleOutcome] = {}
     for name, comp in keys:
         instr = _lookup(analysed.module, name, comp)
         if instr is None or instr == "ambiguous":
             reasons.append(f"{name}: not found in the module")
             continue
         outcome = oracle_check(instr, analysed.by_instruction.get(id(instr)))
+        outcomes[name] = outcome
         if not outcome.agrees:
-            reasons.append(f"{name}: oracle {outcome.status}: " + "; ".join(outcome.details[:3]))
-    return "; ".join(reasons) if reasons else None
+            reasons.append(
+                f"{name}: oracle {outcome.status} ({outcome.description}): "
+                + "; ".join(outcome.details[:3])
+            )
+    return ("; ".join(reasons) if reasons else None), outcomes
 
 
 def records_for(analysed: _Analysed, keys: Sequence[tuple[str, str | None]]) -> list[ExpectedMap]:
@@ -410,7 +422,13 @@ def records_for(analysed: _Analysed, keys: Sequence[tuple[str, str | None]]) -> 
 def update_file(
     path: str, analysed: _Analysed, expectation: Expectation | None, result: FileResult
 ) -> None:
-    """Rewrite ``path``'s expectation from the computed maps, if the oracle agrees with them."""
+    """Rewrite ``path``'s expectation from the computed maps, if the oracle agrees with them.
+
+    The whole-tensor oracle checks every output element; an instruction too large for it is
+    checked by the point-wise oracle on sampled output elements, and the note (and a new
+    file's header) says so. Only when neither can confirm, an expectation whose every map was
+    just shown equal in meaning to the committed one is rewritten in the current printed form.
+    """
     if result.refuted:
         result.update_refused = "a simplification was refuted; fix hloidx before updating"
         return
@@ -419,7 +437,8 @@ def update_file(
         if expectation is not None
         else default_instructions(analysed.module)
     )
-    reason = _oracle_gate(analysed, keys)
+    reason, outcomes = _oracle_gate(analysed, keys)
+    result.oracle = [oracle_record(name, outcome) for name, outcome in outcomes.items()]
     if reason is not None:
         if expectation is None or result.mismatches or result.errors:
             result.update_refused = f"the oracle does not confirm the maps: {reason}"
@@ -428,16 +447,22 @@ def update_file(
         # was just shown equal in meaning to a committed one, slot by slot: only the printed
         # form changes, and what was confirmed when it was committed still holds.
         result.notes.append(
-            "rewritten in the current printed form without the oracle (it refused: "
+            "rewritten in the current printed form without the oracle (it could not confirm: "
             f"{reason[:160]}); every map is equal in meaning to the committed one"
         )
+    else:
+        for name in sampled_names(outcomes):
+            result.notes.append(
+                f"{name}: confirmed by {outcomes[name].description} (too large for the "
+                "whole-tensor oracle)"
+            )
     comments = (
         expectation.comments
         if expectation is not None
         else [
             f"// Expected indexing maps of {Path(path).name} "
             f"(hloidx expectation format {FORMAT_VERSION}).",
-            "// Written by `hloidx check --update` after the provenance oracle agreed with them.",
+            *wrap_comment(f"Written by `hloidx check --update` after {confirmation(outcomes)}."),
         ]
     )
     text = format_expectation(comments, keys, records_for(analysed, keys))

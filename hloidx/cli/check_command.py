@@ -36,8 +36,10 @@ def check(paths: tuple[str, ...], fmt: str, update: bool, jobs: int) -> None:
     listed.
 
     With --update, expectations are rewritten from the computed maps, but only for files whose
-    maps the independent oracle (an HLO provenance interpreter) confirms; an expectation is
-    created only for a file named directly on the command line.
+    maps the independent oracle (an HLO provenance interpreter) confirms: on every output
+    element, or for an instruction too large for that, on 64 sampled output elements with the
+    point-wise oracle (the notes say which); an expectation is created only for a file named
+    directly on the command line.
 
     Exit codes: 0 all good; 1 a mismatch, a refuted simplification, an analysis error or a
     refused update; 2 bad input (a syntax error in an HLO or expectation file, file:line:col).
