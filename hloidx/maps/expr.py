@@ -205,7 +205,7 @@ def _appended(lhs: Any, rhs: Any) -> Expr | None:
             if term.rhs.value in (0, 1):
                 return None
             term = term.lhs
-        if term is monomial or term == monomial:
+        if term is monomial or (term._hash == monomial._hash and term == monomial):
             return None
     return Add((*terms, rhs))
 
