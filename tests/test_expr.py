@@ -13,6 +13,7 @@ from hloidx.maps.expr import (
     Const,
     Mul,
     add,
+    add_left,
     ceildiv,
     const,
     dim,
@@ -28,6 +29,7 @@ from hloidx.maps.expr import (
     sort_summands,
     variables,
 )
+from hloidx.maps.printer import format_expr
 
 d0, d1, d2 = dim(0), dim(1), dim(2)
 s0 = range_var(0)
@@ -177,3 +179,40 @@ def _rebuild_deep(node):
         return Add(tuple(_rebuild_deep(t) for t in node.terms))
     assert isinstance(node, BinaryExpr)
     return type(node)(_rebuild_deep(node.lhs), _rebuild_deep(node.rhs))
+
+
+def _summands() -> st.SearchStrategy[list]:
+    """Summands as a reader meets them: expressions, repeats of earlier ones (like terms that
+    merge or cancel), their negations, constants, and products by 0 and 1 built directly."""
+    leaf = expressions(2, 1, max_depth=2)
+
+    @st.composite
+    def build(draw: st.DrawFn) -> list:
+        out: list = []
+        for _ in range(draw(st.integers(1, 6))):
+            choice = draw(st.integers(0, 5))
+            if choice == 0 and out:
+                out.append(draw(st.sampled_from(out)))
+            elif choice == 1 and out:
+                out.append(mul(draw(st.sampled_from(out)), -1))
+            elif choice == 2:
+                out.append(const(draw(st.integers(-3, 3))))
+            elif choice == 3:
+                out.append(Mul(draw(leaf), const(draw(st.sampled_from([0, 1, 2])))))
+            else:
+                out.append(draw(leaf))
+        return out
+
+    return build()
+
+
+@settings(max_examples=300, deadline=None)
+@given(_summands())
+def test_add_left_is_add_folded_left(summands: list) -> None:
+    """The reader's one-step sum equals ``add`` applied pair by pair, structurally."""
+    folded = summands[0]
+    for summand in summands[1:]:
+        folded = add(folded, summand)
+    built = add_left(list(summands))
+    assert built == folded
+    assert format_expr(built) == format_expr(folded)  # the same order of summands

@@ -58,6 +58,7 @@ __all__ = [
     "_set_range_memo",
     "_set_simplified_memo",
     "add",
+    "add_left",
     "as_expr",
     "ceildiv",
     "const",
@@ -178,36 +179,59 @@ def add(*operands: Expr | int) -> Expr:
     return Add(tuple(terms))
 
 
+def _plain_monomial(term: Any) -> Any:
+    """The monomial of a summand that a sum takes as written (``x`` of ``x * c``, or the
+    summand itself); None for a constant, a sum, a non-expression, or a coefficient of 0 or 1
+    (which collecting like terms would rewrite)."""
+    kind = type(term)
+    if kind is Mul:
+        if type(term.rhs) is Const:
+            return None if term.rhs.value in (0, 1) else term.lhs
+        return term
+    if kind is Add or kind is Const or not isinstance(term, Expr):
+        return None
+    return term
+
+
+def _unlike(monomial: Any, others: Any) -> bool:
+    for other in others:
+        if other is monomial or (other._hash == monomial._hash and other == monomial):
+            return False
+    return True
+
+
 def _appended(lhs: Any, rhs: Any) -> Expr | None:
     """``lhs + rhs`` when ``rhs`` is one more summand, unlike every summand of ``lhs`` and no
     constant (a sum read left to right grows so): the summands as written, one ``Add``.
     None for anything else (the general collection in :func:`add` decides)."""
-    kind = type(rhs)
-    if kind is Add or kind is Const or not isinstance(rhs, Expr):
+    monomial = _plain_monomial(rhs)
+    if monomial is None:
         return None
-    monomial = rhs
-    if kind is Mul and type(rhs.rhs) is Const:
-        if rhs.rhs.value in (0, 1):
-            return None
-        monomial = rhs.lhs
-    kind = type(lhs)
-    if kind is Add:
-        terms = lhs.terms
-    elif kind is Const or not isinstance(lhs, Expr):
+    terms = lhs.terms if type(lhs) is Add else (lhs,)
+    monomials = [_plain_monomial(t) for t in terms]
+    if None in monomials or not _unlike(monomial, monomials):
         return None
-    else:
-        terms = (lhs,)
-    for term in terms:
-        kind = type(term)
-        if kind is Const:
-            return None
-        if kind is Mul and type(term.rhs) is Const:
-            if term.rhs.value in (0, 1):
-                return None
-            term = term.lhs
-        if term is monomial or (term._hash == monomial._hash and term == monomial):
-            return None
     return Add((*terms, rhs))
+
+
+def add_left(summands: list[Expr]) -> Expr:
+    """``add`` folded left over ``summands``, ``((a + b) + c) + ...``, as a reader of
+    ``a + b + c`` builds it: one ``Add`` at once when every summand after the first is new
+    (no like terms, no constants, as each step would then append), else step by step."""
+    first = summands[0]
+    if len(summands) == 1:
+        return first
+    terms = (*first.terms, *summands[1:]) if type(first) is Add else (first, *summands[1:])
+    seen: list[Any] = []
+    for term in terms:
+        monomial = _plain_monomial(term)
+        if monomial is None or not _unlike(monomial, seen):
+            total = first
+            for summand in summands[1:]:
+                total = add(total, summand)
+            return total
+        seen.append(monomial)
+    return Add(terms)
 
 
 def sub(lhs: Expr | int, rhs: Expr | int) -> Expr:

@@ -21,7 +21,7 @@ from .expr import (
     Mul,
     Var,
     VarKind,
-    add,
+    add_left,
     ceildiv,
     const,
     floordiv,
@@ -29,7 +29,6 @@ from .expr import (
     min_,
     mod,
     mul,
-    sub,
 )
 from .indexing_map import Constraint, IndexingMap, Variable
 from .interval import INT64_MAX, INT64_MIN, Interval, make_interval
@@ -155,7 +154,7 @@ class _Reader:
         tokens = self.tokens
         leaves = self.leaves
         at = self.at
-        total: Expr | None = None
+        summands: list[Expr] = []
         subtract = False
         while True:
             token = tokens[at]
@@ -202,12 +201,7 @@ class _Reader:
                         product = direct(product, rhs)
                         continue
                 product = build(product, rhs)
-            if total is None:
-                total = product
-            elif subtract:
-                total = sub(total, product)
-            else:
-                total = add(total, product)
+            summands.append(mul(product, -1) if subtract else product)
             token = tokens[at]
             if token == "+":
                 subtract = False
@@ -215,7 +209,7 @@ class _Reader:
                 subtract = True
             else:
                 self.at = at
-                return total
+                return add_left(summands)  # what folding add and sub left would give
             at += 1
 
     def operand(self) -> Expr:

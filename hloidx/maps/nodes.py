@@ -243,7 +243,7 @@ class Add(Expr):
             if t.depth > deepest:
                 deepest = t.depth
         node = _new(cls)  # _start and remember inlined, as in BinaryExpr
-        _set_hash(node, hash((Add, *(t._hash for t in terms))))
+        _set_hash(node, hash((Add, *[t._hash for t in terms])))
         _set_operations(node, operations)
         _set_depth(node, deepest + 1)
         _set_range_memo(node, _NO_MEMO)
