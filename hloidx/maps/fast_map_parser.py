@@ -209,7 +209,8 @@ class _Reader:
                 subtract = True
             else:
                 self.at = at
-                return add_left(summands)  # what folding add and sub left would give
+                # what folding add and sub left would give
+                return summands[0] if len(summands) == 1 else add_left(summands)
             at += 1
 
     def operand(self) -> Expr:
@@ -395,9 +396,29 @@ def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingM
             r.at += 1
             r.take(":")
             entries = []
+            leaves = r.leaves
             while True:
-                expr = r.entry_expr()
-                entries.append((expr, r.interval()))
+                at = r.at
+                # ``name in [lower, upper]``, every variable's entry: read on the spot
+                leaf = leaves.get(tokens[at])
+                lower, upper = tokens[at + 3], tokens[at + 5]
+                if (
+                    leaf is not None
+                    and tokens[at + 1] == "in"
+                    and tokens[at + 2] == "["
+                    and tokens[at + 4] == ","
+                    and tokens[at + 6] == "]"
+                    and lower.isdigit()
+                    and upper.isdigit()
+                    and len(lower) < 19  # below 10**18: within int64
+                    and len(upper) < 19
+                    and (lower + upper).isascii()  # int() reads other scripts' digits too
+                ):
+                    entries.append((leaf, make_interval(int(lower), int(upper))))
+                    r.at = at + 7
+                else:
+                    expr = r.entry_expr()
+                    entries.append((expr, r.interval()))
                 token = tokens[r.at]
                 if token == _END:
                     break

@@ -217,7 +217,7 @@ def sort_key(expr: Expr) -> tuple[Any, ...]:
     if t is Const:
         return (9, (expr.value,))
     if t is Add:
-        return (3, tuple(sort_key(x) for x in expr.terms))
+        return (3, tuple([sort_key(x) for x in expr.terms]))
     if t is Mul and type(expr.rhs) is Const:
         return (1, (sort_key(expr.lhs), expr.rhs.value))
     return (2, (_OP_RANK[t], sort_key(expr.lhs), sort_key(expr.rhs)))
