@@ -222,16 +222,17 @@ def add_left(summands: list[Expr]) -> Expr:
     if len(summands) == 1:
         return first
     terms = (*first.terms, *summands[1:]) if type(first) is Add else (first, *summands[1:])
-    seen: list[Any] = []
-    for term in terms:
-        monomial = _plain_monomial(term)
-        if monomial is None or not _unlike(monomial, seen):
-            total = first
-            for summand in summands[1:]:
-                total = add(total, summand)
-            return total
-        seen.append(monomial)
-    return Add(terms)
+    seen = [_plain_monomial(t) for t in terms]
+    if None not in seen:
+        for i in range(1, len(seen)):
+            if not _unlike(seen[i], seen[:i]):
+                break
+        else:
+            return Add(terms)
+    total = first
+    for summand in summands[1:]:
+        total = add(total, summand)
+    return total
 
 
 def sub(lhs: Expr | int, rhs: Expr | int) -> Expr:

@@ -249,11 +249,13 @@ class _Reader:
         tokens = self.tokens
         prefix = (tokens[start], tokens[start + 1], tokens[start + 2], tokens[start + 3])
         filed = self.groups.get(prefix)
-        if filed is not None:
-            inner = self.known(filed, start, ")")
-            if inner is not None:
-                self.at += 1  # the ")"
-                return inner
+        if filed is not None:  # known() inlined: groups are the hottest path
+            last = len(tokens) - 1
+            for length, run, tree in filed:
+                stop = start + length
+                if stop <= last and tokens[stop] == ")" and tokens[start:stop] == run:
+                    self.at = stop + 1
+                    return tree
         self.at = start
         inner = self.expr()
         end = self.at
