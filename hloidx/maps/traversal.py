@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..caches import memo
+from ..caches import memo, register
 from ..errors import DomainError
 from .expr import (
     Add,
@@ -204,23 +204,39 @@ def evaluate(expr: Expr, values: Mapping[Var, Any] | Callable[[Var], Any]) -> An
 _OP_RANK = {Mul: 0, FloorDiv: 1, CeilDiv: 2, Mod: 3, Min: 4, Max: 5}
 
 
-@memo(65536)
+#: Sort keys by node identity, as (node, key): the node is kept so that its id stays its own.
+#: Looked up by ``id`` (a C-level hash) rather than by the node's own hash: the constraints of
+#: every map are sorted when it is built, and this is most of what that costs.
+_SORT_KEYS: dict[int, tuple[Expr, tuple[Any, ...]]] = {}
+
+
 def sort_key(expr: Expr) -> tuple[Any, ...]:
     """A total order on expressions: variables by (kind, index), then compound terms.
 
     Every key is ``(rank, payload)`` with a payload of one shape per rank, so any two keys
     compare without mixing ints and tuples.
     """
+    found = _SORT_KEYS.get(id(expr))
+    if found is not None:
+        return found[1]
     t = type(expr)
     if t is Var:
-        return (0, (int(expr.kind), expr.index))
-    if t is Const:
-        return (9, (expr.value,))
-    if t is Add:
-        return (3, tuple([sort_key(x) for x in expr.terms]))
-    if t is Mul and type(expr.rhs) is Const:
-        return (1, (sort_key(expr.lhs), expr.rhs.value))
-    return (2, (_OP_RANK[t], sort_key(expr.lhs), sort_key(expr.rhs)))
+        key: tuple[Any, ...] = (0, (int(expr.kind), expr.index))
+    elif t is Const:
+        key = (9, (expr.value,))
+    elif t is Add:
+        key = (3, tuple([sort_key(x) for x in expr.terms]))
+    elif t is Mul and type(expr.rhs) is Const:
+        key = (1, (sort_key(expr.lhs), expr.rhs.value))
+    else:
+        key = (2, (_OP_RANK[t], sort_key(expr.lhs), sort_key(expr.rhs)))
+    if len(_SORT_KEYS) >= 65536:
+        _SORT_KEYS.clear()
+    _SORT_KEYS[id(expr)] = (expr, key)
+    return key
+
+
+sort_key.cache_clear = register(_SORT_KEYS.clear)  # type: ignore[attr-defined]
 
 
 def sort_summands(expr: Expr) -> Expr:
