@@ -32,6 +32,7 @@ from .expr import (
 )
 from .indexing_map import Constraint, IndexingMap, Variable
 from .interval import INT64_MAX, INT64_MIN, Interval, make_interval
+from .nodes import _VAR_CACHE
 
 # Tokens are cut by spacing out the punctuation and splitting on white space: a few passes
 # of str.replace and one str.split, each in C, cost a third of a regular-expression scan. Any
@@ -105,19 +106,9 @@ class _Reader:
         # Variables by name and numbers by their digits: the leaves, read without a call.
         self.leaves: dict[str, Expr] = {}
 
-    def peek(self) -> str:
-        return self.tokens[self.at]
-
     def take(self, value: str) -> str:
         token = self.tokens[self.at]
         if token != value:
-            raise _GiveUp
-        self.at += 1
-        return token
-
-    def take_name(self) -> str:
-        token = self.tokens[self.at]
-        if not _is_name(token):
             raise _GiveUp
         self.at += 1
         return token
@@ -130,17 +121,29 @@ class _Reader:
 
     # -- declarations ---------------------------------------------------------------
     def declare(self, close: str, kind: VarKind) -> list[str]:
+        tokens = self.tokens
+        leaves = self.leaves
+        cache = _VAR_CACHE[kind]
+        at = self.at
         names: list[str] = []
-        if not self.accept(close):
-            while True:
-                name = self.take_name()
-                if name in self.leaves:  # declared twice (numbers are never names)
-                    raise _GiveUp
-                self.leaves[name] = Var(kind, len(names))
-                names.append(name)
-                if self.accept(close):
-                    break
-                self.take(",")
+        if tokens[at] == close:
+            self.at = at + 1
+            return names
+        while True:
+            name = tokens[at]
+            if not _is_name(name) or name in leaves:  # declared twice (numbers are never names)
+                raise _GiveUp
+            index = len(names)
+            var = cache.get(index)
+            leaves[name] = var if var is not None else Var(kind, index)
+            names.append(name)
+            token = tokens[at + 1]
+            at += 2
+            if token == close:
+                break
+            if token != ",":
+                raise _GiveUp
+        self.at = at
         prefix = kind.prefix
         return ["" if n == f"{prefix}{i}" else n for i, n in enumerate(names)]
 
