@@ -17,6 +17,7 @@ gives the canonical form. A constant divisor of zero raises :class:`DomainError`
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ..errors import DomainError
@@ -80,6 +81,12 @@ __all__ = [
 # ---------------------------------------------------------------------------
 
 
+# Nodes are made by calling ``__new__`` itself: a class call goes through ``type.__call__`` and
+# looks ``__new__`` up again, which is half of what building a node that exists costs.
+_node = BinaryExpr.__new__
+_sum_node = partial(Add.__new__, Add)
+
+
 def const(value: int) -> Const:
     node = _CONST_CACHE.get(value)
     if node is not None and type(value) is int:
@@ -127,7 +134,7 @@ def split_coefficient(term: Expr) -> tuple[Expr, int]:
 
 
 def _scaled(monomial: Expr, coefficient: int) -> Expr:
-    return monomial if coefficient == 1 else Mul(monomial, const(coefficient))
+    return monomial if coefficient == 1 else _node(Mul, monomial, const(coefficient))
 
 
 def add(*operands: Expr | int) -> Expr:
@@ -168,7 +175,7 @@ def add(*operands: Expr | int) -> Expr:
                 (coefficient, term) if seen is None else (seen[0] + coefficient, None)
             )
     terms = [
-        w if w is not None and (c != 1 or w is m) else m if c == 1 else Mul(m, const(c))
+        w if w is not None and (c != 1 or w is m) else m if c == 1 else _node(Mul, m, const(c))
         for m, (c, w) in coefficients.items()
         if c != 0
     ]
@@ -176,7 +183,7 @@ def add(*operands: Expr | int) -> Expr:
         terms.append(const(constant))
     if len(terms) == 1:
         return terms[0]
-    return Add(tuple(terms))
+    return _sum_node(tuple(terms))
 
 
 def _plain_monomial(term: Any) -> Any:
@@ -211,7 +218,7 @@ def _appended(lhs: Any, rhs: Any) -> Expr | None:
     monomials = [_plain_monomial(t) for t in terms]
     if None in monomials or not _unlike(monomial, monomials):
         return None
-    return Add((*terms, rhs))
+    return _sum_node((*terms, rhs))
 
 
 def add_left(summands: list[Expr]) -> Expr:
@@ -228,7 +235,7 @@ def add_left(summands: list[Expr]) -> Expr:
             if not _unlike(seen[i], seen[:i]):
                 break
         else:
-            return Add(terms)
+            return _sum_node(terms)
     total = first
     for summand in summands[1:]:
         total = add(total, summand)
@@ -257,8 +264,8 @@ def mul(lhs: Expr | int, rhs: Expr | int) -> Expr:
         if t is Mul and type(lhs.rhs) is Const:  # type: ignore[attr-defined]
             rhs *= lhs.rhs.value  # type: ignore[attr-defined]
             lhs = lhs.lhs  # type: ignore[attr-defined]
-            return lhs if rhs == 1 else Mul(lhs, const(rhs))
-        return Mul(lhs, const(rhs))
+            return lhs if rhs == 1 else _node(Mul, lhs, const(rhs))
+        return _node(Mul, lhs, const(rhs))
     lhs, rhs = as_expr(lhs), as_expr(rhs)
     if type(lhs) is Const:
         lhs, rhs = rhs, lhs
@@ -278,8 +285,8 @@ def mul(lhs: Expr | int, rhs: Expr | int) -> Expr:
     lm, lc = split_coefficient(lhs)
     rm, rc = split_coefficient(rhs)
     if lc != 1 or rc != 1:
-        return mul(Mul(lm, rm), lc * rc)
-    return Mul(lhs, rhs)
+        return mul(_node(Mul, lm, rm), lc * rc)
+    return _node(Mul, lhs, rhs)
 
 
 def _checked_divisor(divisor: Expr, what: str) -> Expr:
@@ -307,7 +314,7 @@ def floordiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
                 return lhs
             if type(lhs) is Const:
                 return const(lhs.value // c)  # type: ignore[attr-defined]
-            return FloorDiv(lhs, const(c) if t is int else rhs)  # type: ignore[arg-type]
+            return _node(FloorDiv, lhs, const(c) if t is int else rhs)  # type: ignore[arg-type]
     lhs, rhs = as_expr(lhs), _checked_divisor(as_expr(rhs), "floordiv")
     if type(rhs) is Const and rhs.value < 0:
         return floordiv(_negated(lhs), -rhs.value)
@@ -316,7 +323,7 @@ def floordiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
             return lhs
         if type(lhs) is Const:
             return const(lhs.value // rhs.value)
-    return FloorDiv(lhs, rhs)
+    return _node(FloorDiv, lhs, rhs)
 
 
 def ceildiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
@@ -329,7 +336,7 @@ def ceildiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
                 return lhs
             if type(lhs) is Const:
                 return const(-(-lhs.value // c))  # type: ignore[attr-defined]
-            return CeilDiv(lhs, const(c) if t is int else rhs)  # type: ignore[arg-type]
+            return _node(CeilDiv, lhs, const(c) if t is int else rhs)  # type: ignore[arg-type]
     lhs, rhs = as_expr(lhs), _checked_divisor(as_expr(rhs), "ceildiv")
     if type(rhs) is Const and rhs.value < 0:
         return ceildiv(_negated(lhs), -rhs.value)
@@ -338,7 +345,7 @@ def ceildiv(lhs: Expr | int, rhs: Expr | int) -> Expr:
             return lhs
         if type(lhs) is Const:
             return const(-(-lhs.value // rhs.value))
-    return CeilDiv(lhs, rhs)
+    return _node(CeilDiv, lhs, rhs)
 
 
 def mod(lhs: Expr | int, rhs: Expr | int) -> Expr:
@@ -351,7 +358,7 @@ def mod(lhs: Expr | int, rhs: Expr | int) -> Expr:
                 return ZERO
             if type(lhs) is Const:
                 return const(lhs.value % c)  # type: ignore[attr-defined]
-            return Mod(lhs, const(c) if t is int else rhs)  # type: ignore[arg-type]
+            return _node(Mod, lhs, const(c) if t is int else rhs)  # type: ignore[arg-type]
     lhs, rhs = as_expr(lhs), _checked_divisor(as_expr(rhs), "mod")
     if type(rhs) is Const and rhs.value < 0:
         return _negated(mod(_negated(lhs), -rhs.value))
@@ -360,7 +367,7 @@ def mod(lhs: Expr | int, rhs: Expr | int) -> Expr:
             return ZERO
         if type(lhs) is Const:
             return const(lhs.value % rhs.value)
-    return Mod(lhs, rhs)
+    return _node(Mod, lhs, rhs)
 
 
 def min_(lhs: Expr | int, rhs: Expr | int) -> Expr:
@@ -374,7 +381,7 @@ def max_(lhs: Expr | int, rhs: Expr | int) -> Expr:
 def _extremum(node: type, pick: Any, lhs: Expr, rhs: Expr) -> Expr:
     if type(lhs) is Const and type(rhs) is Const:
         return const(pick(lhs.value, rhs.value))  # type: ignore[attr-defined]
-    return lhs if lhs == rhs else node(lhs, rhs)
+    return lhs if lhs == rhs else _node(node, lhs, rhs)
 
 
 # ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .expr import (
     Add,
+    BinaryExpr,
     CeilDiv,
     Const,
     Expr,
@@ -66,7 +67,9 @@ _PRODUCT = {
 _END = ""  # the token after the last one
 _DIRECT = {floordiv: FloorDiv, ceildiv: CeilDiv, mod: Mod, mul: Mul}
 _MERGING = (Add, Mul)  # what ``mul`` rewrites when a constant multiplies it
+_new_binary = BinaryExpr.__new__  # without type.__call__, as the builders make nodes
 _PADDING = [_END] * 4  # a group is filed under its first four tokens
+_SPACED = [(mark, f" {mark} ") for mark in _PUNCTUATION]
 
 
 class _GiveUp(Exception):
@@ -77,8 +80,8 @@ def _tokens(text: str) -> list[str] | None:
     if _ARROW in text:
         return None
     text = text.replace("->", f" {_ARROW} ")
-    for mark in _PUNCTUATION:
-        text = text.replace(mark, f" {mark} ")
+    for mark, spaced in _SPACED:
+        text = text.replace(mark, spaced)
     return text.split()
 
 
@@ -201,7 +204,7 @@ class _Reader:
                         and type(product) is not Const
                         and (build is not mul or type(product) not in _MERGING)
                     ):
-                        product = direct(product, rhs)
+                        product = _new_binary(direct, product, rhs)
                         continue
                 product = build(product, rhs)
             summands.append(mul(product, -1) if subtract else product)
