@@ -194,3 +194,31 @@ def test_depth_check_at_the_limit() -> None:
     assert too_deep(deeper)
     assert too_deep(Add((deeper, dim(1))))
     assert not too_deep(Add((e, dim(1))).terms[0])
+
+
+def test_no_group_or_domain_entry_is_read_twice(monkeypatch) -> None:
+    """Every parenthesised group and domain entry whose tokens were read before is recognised
+    (a reshape chain written out in full: the groups nest under the same first tokens, and the
+    constraints restate groups of the results)."""
+    text = (
+        "(d0, d1, d2) -> ((((d0 * 32 + d1 * 4 + d2) floordiv 32) * 32 + (((d0 * 32 + d1 * 4 + "
+        "d2) floordiv 8) mod 4) * 8 + (((d0 * 32 + d1 * 4 + d2) floordiv 4) mod 2) * 4 + (d0 * "
+        "32 + d1 * 4 + d2) mod 4) floordiv 32, ((((d0 * 32 + d1 * 4 + d2) floordiv 32) * 32 + "
+        "(((d0 * 32 + d1 * 4 + d2) floordiv 8) mod 4) * 8 + (((d0 * 32 + d1 * 4 + d2) floordiv "
+        "4) mod 2) * 4 + (d0 * 32 + d1 * 4 + d2) mod 4) floordiv 4) mod 8), domain: d0 in [0, "
+        "1], d1 in [0, 7], d2 in [0, 3], ((d0 * 32 + d1 * 4 + d2) floordiv 4) mod 2 in [0, 1], "
+        "((d0 * 32 + d1 * 4 + d2) floordiv 8) mod 4 in [0, 3], (d0 * 32 + d1 * 4 + d2) floordiv "
+        "32 in [0, 1]"
+    )
+    read: list[tuple[str, ...]] = []
+    real_file = fmp._Reader.file
+
+    def recording(self, prefix, entry) -> None:
+        read.append(tuple(entry[1]))
+        real_file(self, prefix, entry)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(fmp._Reader, "file", recording)
+        parsed = fast_parse(text, Interval.FULL, MAX_EXPR_DEPTH)
+    assert parsed is not None and _agree(text)
+    assert len(read) == len(set(read)), [" ".join(r) for r in read if read.count(r) > 1]

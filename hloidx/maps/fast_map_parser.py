@@ -267,12 +267,17 @@ class _Reader:
         end = self.at
         if tokens[end] != ")":
             raise _GiveUp
-        if filed is None:
-            self.groups[prefix] = [(end - start, tokens[start:end], inner)]
-        else:
-            filed.append((end - start, tokens[start:end], inner))
+        self.file(prefix, (end - start, tokens[start:end], inner))
         self.at = end + 1
         return inner
+
+    def file(self, prefix: tuple[str, ...], entry: tuple[int, list[str], Expr]) -> None:
+        # Looked up again: reading the group may have filed others under the same prefix.
+        filed = self.groups.get(prefix)
+        if filed is None:
+            self.groups[prefix] = [entry]
+        else:
+            filed.append(entry)
 
     def known(self, filed: _Filed, start: int, closer: str) -> Expr | None:
         """The tree of a filed group whose tokens begin at ``start`` and are followed by
@@ -311,10 +316,7 @@ class _Reader:
         end = self.at
         if tokens[end] != "in":
             raise _GiveUp
-        if filed is None:
-            self.groups[prefix] = [(end - at, tokens[at:end], found)]
-        else:
-            filed.append((end - at, tokens[at:end], found))
+        self.file(prefix, (end - at, tokens[at:end], found))
         return found
 
     def interval(self) -> Interval:
