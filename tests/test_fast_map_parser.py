@@ -220,5 +220,6 @@ def test_no_group_or_domain_entry_is_read_twice(monkeypatch) -> None:
     with monkeypatch.context() as patch:
         patch.setattr(fmp._Reader, "file", recording)
         parsed = fast_parse(text, Interval.FULL, MAX_EXPR_DEPTH)
-    assert parsed is not None and _agree(text)
+    assert parsed is not None
+    assert _agree(text)
     assert len(read) == len(set(read)), [" ".join(r) for r in read if read.count(r) > 1]
