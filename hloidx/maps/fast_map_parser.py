@@ -162,53 +162,47 @@ class _Reader:
         at = self.at
         summands: list[Expr] = []
         subtract = False
+        product: Expr | None = None
+        build = None  # the product's pending operator, once one is read
         while True:
             token = tokens[at]
-            product = leaves.get(token)  # a variable or a number seen before: no call
-            if product is not None:
+            operand = leaves.get(token)  # a variable or a number seen before: no call
+            if operand is not None:
                 at += 1
             elif token == "(":
-                product = self.group(at + 1)
+                operand = self.group(at + 1)
                 at = self.at
             else:
                 self.at = at
-                product = self.operand()
+                operand = self.operand()
                 at = self.at
-            while True:
-                build = _PRODUCT.get(tokens[at])
-                if build is None:
-                    break
-                at += 1
-                token = tokens[at]
-                rhs = leaves.get(token)
-                if rhs is not None:
-                    at += 1
-                elif token == "(":
-                    rhs = self.group(at + 1)
-                    at = self.at
+            if build is None:
+                product = operand
+            elif type(operand) is Const:
+                c = operand.value
+                if c <= 0 and build is not mul:
+                    raise _GiveUp  # a divisor that is not positive: the Lark path words it
+                # The builder's commonest case, taken without the call: a new node ``x op c``
+                # (no fold applies: c is not 0 or 1, x no constant, and a product is neither
+                # a sum to distribute over nor a product to merge).
+                direct = _DIRECT.get(build)
+                if (
+                    direct is not None
+                    and c > 1
+                    and type(product) is not Const
+                    and (build is not mul or type(product) not in _MERGING)
+                ):
+                    product = _new_binary(direct, product, operand)
                 else:
-                    self.at = at
-                    rhs = self.operand()
-                    at = self.at
-                if type(rhs) is Const:
-                    c = rhs.value
-                    if c <= 0 and build is not mul:
-                        raise _GiveUp  # a divisor that is not positive: the Lark path words it
-                    # The builder's commonest case, taken without the call: a new node
-                    # ``x op c`` (no fold applies: c is not 0 or 1, x no constant, and a
-                    # product is neither a sum to distribute over nor a product to merge).
-                    direct = _DIRECT.get(build)
-                    if (
-                        direct is not None
-                        and c > 1
-                        and type(product) is not Const
-                        and (build is not mul or type(product) not in _MERGING)
-                    ):
-                        product = _new_binary(direct, product, rhs)
-                        continue
-                product = build(product, rhs)
-            summands.append(mul(product, -1) if subtract else product)
+                    product = build(product, operand)
+            else:
+                product = build(product, operand)
             token = tokens[at]
+            build = _PRODUCT.get(token)
+            if build is not None:
+                at += 1
+                continue
+            summands.append(mul(product, -1) if subtract else product)  # type: ignore[arg-type]
             if token == "+":
                 subtract = False
             elif token == "-":
