@@ -163,7 +163,8 @@ _VAR_CACHE: tuple[dict[int, Var], dict[int, Var], dict[int, Var]] = ({}, {}, {})
 
 
 class Const(Expr):
-    __slots__ = ("value",)
+    # ``order``: the node's sort key (traversal.sort_key), made with it: leaves live for good.
+    __slots__ = ("order", "value")
 
     def __new__(cls, value: int) -> Const:
         if type(value) is not int:
@@ -178,6 +179,7 @@ class Const(Expr):
                 return node  # type: ignore[return-value]
         node = _start(cls, hash(("Const", (value,))), 0)
         _set_value(node, value)
+        _set_const_order(node, (9, (value,)))
         _set_simplified_memo(node, (EVERY_DOMAIN, None))  # None: itself
         if small:
             _CONST_CACHE[value] = node
@@ -202,7 +204,7 @@ class Const(Expr):
 class Var(Expr):
     """Variable ``index`` of kind ``kind``: ``d<i>``, ``s<i>`` (range) or ``rt<i>`` (runtime)."""
 
-    __slots__ = ("index", "kind")
+    __slots__ = ("index", "kind", "order")  # ``order`` as for Const
 
     def __new__(cls, kind: VarKind, index: int) -> Var:
         # One object per variable: building maps asks for the same few variables constantly,
@@ -215,6 +217,7 @@ class Var(Expr):
         node = _start(cls, hash(("Var", (int(kind), index))), 0)
         _set_kind(node, kind)
         _set_index(node, index)
+        _set_var_order(node, (0, (int(kind), index)))
         if type(index) is int and 0 <= index < 4096:
             cache[index] = node
         return node
@@ -307,6 +310,8 @@ class BinaryExpr(Expr):
 _set_value = Const.value.__set__  # type: ignore[attr-defined]
 _set_kind = Var.kind.__set__  # type: ignore[attr-defined]
 _set_index = Var.index.__set__  # type: ignore[attr-defined]
+_set_const_order = Const.order.__set__  # type: ignore[attr-defined]
+_set_var_order = Var.order.__set__  # type: ignore[attr-defined]
 _set_terms = Add.terms.__set__  # type: ignore[attr-defined]
 _set_lhs = BinaryExpr.lhs.__set__  # type: ignore[attr-defined]
 _set_rhs = BinaryExpr.rhs.__set__  # type: ignore[attr-defined]

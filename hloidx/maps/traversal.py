@@ -216,16 +216,14 @@ def sort_key(expr: Expr) -> tuple[Any, ...]:
     Every key is ``(rank, payload)`` with a payload of one shape per rank, so any two keys
     compare without mixing ints and tuples.
     """
+    t = type(expr)
+    if t is Var or t is Const:
+        return expr.order  # made with the leaf
     found = _SORT_KEYS.get(id(expr))
     if found is not None:
         return found[1]
-    t = type(expr)
-    if t is Var:
-        key: tuple[Any, ...] = (0, (int(expr.kind), expr.index))
-    elif t is Const:
-        key = (9, (expr.value,))
-    elif t is Add:
-        key = (3, tuple([sort_key(x) for x in expr.terms]))
+    if t is Add:
+        key: tuple[Any, ...] = (3, tuple([sort_key(x) for x in expr.terms]))
     elif t is Mul and type(expr.rhs) is Const:
         key = (1, (sort_key(expr.lhs), expr.rhs.value))
     else:
