@@ -92,6 +92,9 @@ def test_xla_maps_take_the_fast_path() -> None:
         "(d0) -> ((d0 + 1), domain: d0 in [0, 9]",  # parentheses that do not balance
         "(d0) -> (d0 + 1)), domain: d0 in [0, 9]",
         "(d0) -> (min(d0, 1, 2)), domain: d0 in [0, 9]",
+        # the grammar's words for maps without a domain are no variable names
+        "(KNOWN)[EMPTY] -> (KNOWN + EMPTY), domain: KNOWN in [0, 9], EMPTY in [0, 3]",
+        "(UNDEFINED) -> (UNDEFINED), domain: UNDEFINED in [0, 9]",
     ],
 )
 def test_the_fast_reader_gives_up_on_anything_unusual(text: str) -> None:

@@ -99,10 +99,87 @@ def test_sampled_check_catches_wrong_maps(sample, operand, direction, old, new, 
         assert any("miss" in p or "do not give" in p for p in outcome.problems)
 
 
-def test_exact_operands_are_checked_both_ways() -> None:
-    for sample in ("dot", "gather"):
-        ins, _ = _analysed(sample)
-        assert all(op.exact for op in ins.operands), sample
+def _entry_root(text: str):
+    module = parse_hlo(text)
+    (ins,) = [i for i in analyze(module).instructions if i.instruction is module.entry.root]
+    return ins
+
+
+def _with_maps(ins, operand: int, o2i: str | None = None, i2o: str | None = None):
+    ops = []
+    for op in ins.operands:
+        if op.index == operand:
+            if o2i is not None:
+                op = replace(op, output_to_input=[parse_map(o2i)])
+            if i2o is not None:
+                op = replace(op, input_to_output=[parse_map(i2o)])
+        ops.append(op)
+    return replace(ins, operands=ops)
+
+
+SLICE = """HloModule m
+ENTRY e {
+  a = f32[3000000] parameter(0)
+  ROOT r = f32[1500000] slice(a), slice={[0:1500000]}
+}"""
+
+CONCAT = """HloModule m
+ENTRY e {
+  a = f32[1500000] parameter(0)
+  b = f32[1] parameter(1)
+  c = f32[1500000] parameter(2)
+  ROOT r = f32[3000001] concatenate(a, b, c), dimensions={0}
+}"""
+
+
+def test_input_to_output_maps_are_checked_on_elements_no_output_reads() -> None:
+    """Exact maps that claim outputs for the sliced-off half: no sampled output reads those
+    elements, the operand's own sampled elements find it."""
+    ins = _entry_root(SLICE)
+    assert sampled_oracle_check(ins.instruction, ins, points=8).status == "agrees"
+    wrong = _with_maps(ins, 0, i2o="(d0) -> (d0), domain: d0 in [0, 2999999]")
+    outcome = sampled_oracle_check(ins.instruction, wrong, points=8)
+    assert outcome.status == "disagrees", outcome
+    assert any("does not read" in p for p in outcome.problems)
+
+
+def test_an_operand_no_sampled_output_reads_is_still_checked() -> None:
+    ins = _entry_root(CONCAT)
+    assert sampled_oracle_check(ins.instruction, ins, points=8).status == "agrees"
+    both_wrong = _with_maps(
+        ins,
+        1,
+        o2i="(d0) -> (d0 - 1499999), domain: d0 in [1499999, 1499999]",
+        i2o="(d0) -> (d0 + 7), domain: d0 in [0, 0]",
+    )
+    assert sampled_oracle_check(ins.instruction, both_wrong, points=8).status == "disagrees"
+    # the input-to-output map right, the output-to-input one wrong: the output the element is
+    # given to reads it, and the maps there must say so
+    o2i_wrong = _with_maps(ins, 1, o2i="(d0) -> (d0 - 1499999), domain: d0 in [1499999, 1499999]")
+    outcome = sampled_oracle_check(ins.instruction, o2i_wrong, points=8)
+    assert outcome.status == "disagrees", outcome
+    assert any(p.startswith("operand 1 output_to_input") for p in outcome.problems)
+
+
+def test_an_output_without_elements_confirms_nothing() -> None:
+    ins = _entry_root(
+        SLICE.replace(
+            "f32[1500000] slice(a), slice={[0:1500000]}", "f32[0] slice(a), slice={[0:0]}"
+        )
+    )
+    outcome = sampled_oracle_check(ins.instruction, ins, points=8)
+    assert outcome.points == 0
+    assert outcome.status == "unchecked"
+
+
+def test_an_operand_the_analysis_lost_confirms_nothing() -> None:
+    ins = _entry_root(
+        SLICE.replace("f32[1500000] slice(a), slice={[0:1500000]}", "f32[3000000] add(a, a)")
+    )
+    for kept in ([op for op in ins.operands if op.index != 1], []):
+        outcome = sampled_oracle_check(ins.instruction, replace(ins, operands=kept), points=8)
+        assert outcome.status == "unchecked", outcome
+        assert any("has no maps" in u for u in outcome.unchecked)
 
 
 def test_runtime_variables_it_cannot_fix_leave_the_check_unconfirmed(monkeypatch) -> None:

@@ -212,8 +212,9 @@ def _sampled(instruction: Any, analysed: Any, points: int, too_large: str) -> Or
             "refused",
             [
                 refusal,
-                f"the point-wise oracle could not check {outcome.points - outcome.checked_points}"
-                f" of {outcome.points} sampled output points: " + "; ".join(outcome.unchecked[:3]),
+                f"the point-wise oracle could not confirm it ({outcome.checked_points} of "
+                f"{outcome.points} sampled output points checked): "
+                + "; ".join(outcome.unchecked[:3]),
             ],
             "sampled",
             outcome.points,

@@ -10,6 +10,15 @@ all per leaf (every element when there are fewer). At each point ``p`` and for e
 * input-to-output: for (a bounded sample of) the elements ``q`` that ``p`` reads, the maps at
   ``q`` must give ``p``; when exact, a few other outputs they give must read ``q`` back.
 
+Input points too: every corner of each operand's box and seeded random elements
+(``INPUT_POINTS``). For each, a few of the outputs the input-to-output maps give are asked: an
+output that reads the element must be given it by the output-to-input maps, and when the operand
+is exact every output asked must read it (so maps that claim reads the op never makes, on
+elements no sampled output reads, are caught too).
+
+An operand that no sampled output reads and no input point shows read is unchecked, as is an
+operand the analysis has no maps for, and an instruction with no element to sample.
+
 Runtime variables are fixed to the values their producers have on the oracle's data. Anything
 that cannot be evaluated (an op the oracle does not know, a read set or a range-variable box
 beyond the caps, a runtime variable it cannot fix) makes that point unchecked: never agreement.
@@ -42,6 +51,8 @@ DEFAULT_POINTS = 64
 I2O_SOURCES = 6
 #: per such element of an exact operand: other outputs checked to read it back
 I2O_TARGETS = 3
+#: operand elements sampled per operand (corners, then seeded random elements)
+INPUT_POINTS = 16
 
 Index = tuple[int, ...]
 
@@ -179,6 +190,10 @@ def sampled_oracle_check(
                 descriptions[direction] = runtime_descriptions(instr, direction)
             except Exception as error:  # the maps' runtime variables stay undescribed
                 outcome.unchecked.append(f"runtime variables not described: {error}")
+    covered = {op.index for op in analysed.operands}
+    for j in range(len(instr.operands)):
+        if j not in covered:
+            outcome.unchecked.append(f"operand {j}: the analysis has no maps for it")
     for op in analysed.operands:
         if instr.operands[op.index].shape.is_tuple:
             outcome.unchecked.append(f"operand {op.index}: tuple-shaped")
@@ -189,6 +204,9 @@ def sampled_oracle_check(
         operands.append(_Operand(op, descriptions))
     sampled = {p for leaf in leaves for p in sample_points(leaf.dims, points, seed)}
     outcome.points = len(sampled)
+    if not sampled:
+        outcome.unchecked.append("the output has no element to sample")
+    exercised: set[int] = set()  # operands some checked point showed read
     for p in sorted(sampled):
         before = len(outcome.unchecked)
         try:
@@ -196,6 +214,7 @@ def sampled_oracle_check(
         except PointUnchecked as why:
             outcome.unchecked.append(f"output {p}: {why}")
             continue
+        exercised.update(j for j, _, _ in truth)
         for operand in operands:
             try:
                 _check_point(oracle, leaves, operand, p, truth, outcome)
@@ -203,6 +222,19 @@ def sampled_oracle_check(
                 outcome.unchecked.append(f"output {p} operand {operand.index}: {why}")
         if len(outcome.unchecked) == before:
             outcome.checked_points += 1
+    for operand in operands:
+        dims = instr.operands[operand.index].shape.dims
+        for q in sample_points(dims, INPUT_POINTS, seed):
+            try:
+                if _check_input_point(oracle, leaves, operand, q, outcome):
+                    exercised.add(operand.index)
+            except PointUnchecked as why:
+                outcome.unchecked.append(f"operand {operand.index} element {q}: {why}")
+        if operand.index not in exercised:
+            outcome.unchecked.append(
+                f"operand {operand.index}: no sampled output reads it and no sampled element "
+                "of it was shown read"
+            )
     if outcome.problems:
         outcome.status = "disagrees"
     elif outcome.unchecked:
@@ -259,6 +291,30 @@ def _check_point(
                     f"operand {k} input_to_output: exact maps give output {other} for "
                     f"element {q}, which that output does not read"
                 )
+
+
+def _check_input_point(
+    oracle: PointOracle, leaves: Sequence[Any], operand: _Operand, q: Index, outcome: Any
+) -> bool:
+    """Ask a few of the outputs the input-to-output maps give for element ``q`` (see the
+    module doc); whether one of them was shown to read ``q``."""
+    k = operand.index
+    shown = False
+    outputs = _claimed(operand.i2o, q, oracle.value_of)
+    for other in _spread(sorted(outputs), I2O_TARGETS):
+        if (k, 0, q) in _reads_at(oracle, leaves, other):
+            shown = True
+            if q not in _claimed(operand.o2i, other, oracle.value_of):
+                outcome.problems.append(
+                    f"operand {k} output_to_input: output {other} reads element {q}, "
+                    "which the maps miss"
+                )
+        elif operand.exact:
+            outcome.problems.append(
+                f"operand {k} input_to_output: exact maps give output {other} for element "
+                f"{q}, which that output does not read"
+            )
+    return shown
 
 
 def _spread(items: Sequence[Index], count: int) -> list[Index]:

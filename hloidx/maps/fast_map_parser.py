@@ -53,6 +53,9 @@ _KEYWORDS = frozenset(
         "is_simplified",
         "true",
         "false",
+        "UNDEFINED",  # and "KNOWN EMPTY": the grammar's words for maps without a domain
+        "KNOWN",
+        "EMPTY",
     )
 )
 _PRODUCT = {
