@@ -71,6 +71,9 @@ _END = ""  # the token after the last one
 _DIRECT = {floordiv: FloorDiv, ceildiv: CeilDiv, mod: Mod, mul: Mul}
 _MERGING = (Add, Mul)  # what ``mul`` rewrites when a constant multiplies it
 _new_binary = BinaryExpr.__new__  # without type.__call__, as the builders make nodes
+_new_variable = object.__new__
+_set_bounds = Variable.bounds.__set__  # type: ignore[attr-defined]
+_set_name = Variable.name.__set__  # type: ignore[attr-defined]
 _PADDING = [_END] * 4  # a group is filed under its first four tokens
 _SPACED = [(mark, f" {mark} ") for mark in _PUNCTUATION]
 
@@ -476,7 +479,10 @@ def _assemble(
     for want, (expr, interval) in zip(declared, entries, strict=False):
         if expr is not want:
             return None
-        variables[want.kind].append(Variable(interval, groups[want.kind][want.index]))
+        variable = _new_variable(Variable)  # without the dataclass initialiser
+        _set_bounds(variable, interval)
+        _set_name(variable, groups[want.kind][want.index])
+        variables[want.kind].append(variable)
     constraints: list[Constraint] = []
     tightens = False
     for expr, interval in entries[len(declared) :]:

@@ -91,12 +91,21 @@ class IndexingMap:
         # Maps are built very often (every composition step): skip conversions that the
         # arguments do not need.
         results = self.results
-        if type(results) is not tuple or not all(isinstance(r, Expr) for r in results):
-            object.__setattr__(self, "results", tuple(as_expr(r) for r in results))
-        for name in ("dim_vars", "range_vars", "rt_vars"):
-            group = getattr(self, name)
-            if type(group) is not tuple:
-                object.__setattr__(self, name, tuple(group))
+        if type(results) is tuple:
+            for r in results:
+                if not isinstance(r, Expr):
+                    results = None
+                    break
+        else:
+            results = None
+        if results is None:
+            object.__setattr__(self, "results", tuple(as_expr(r) for r in self.results))
+        if type(self.dim_vars) is not tuple:
+            object.__setattr__(self, "dim_vars", tuple(self.dim_vars))
+        if type(self.range_vars) is not tuple:
+            object.__setattr__(self, "range_vars", tuple(self.range_vars))
+        if type(self.rt_vars) is not tuple:
+            object.__setattr__(self, "rt_vars", tuple(self.rt_vars))
         empty = False
         if self.constraints:
             constraints, empty = _normalise_constraints(self.constraints)
