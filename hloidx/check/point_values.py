@@ -105,8 +105,8 @@ class OperandData:
                     f"({prod(leaf.dims)} elements)"
                 )
             data = self._real[j] if self._real[j] is not None else drawn
-            if data is None:  # index-coded floats, as _default_data makes them
-                data = np.arange(prod(leaf.dims), dtype=np.float64).reshape(leaf.dims)
+            if data is None:  # index-coded floats: _default_data draws nothing for them
+                data = _default_data(operand, leaf, self._rng, self._index_high, self.limit)
             arrays.append(_values_tensor(np.asarray(data, dtype=_dtype(leaf)).reshape(leaf.dims)))
         if operand.shape.is_tuple:
             return _regroup(operand.shape, iter(arrays))

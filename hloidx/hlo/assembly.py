@@ -151,25 +151,32 @@ def _drop(computation: Computation, broken: set[Instruction]) -> set[Instruction
     return broken
 
 
-def _drop_callers(module: HloModule, rootless: set[str]) -> None:
-    """Lenient mode: drop every instruction calling a computation that lost its ROOT."""
+def _called_names(instruction: Instruction):
+    """``(attribute, the computation names it lists)`` for each call attribute of
+    ``instruction``; the names are the :class:`HloidxError` when the value does not parse."""
     from .attributes import parse_name_list
 
+    for key in CALL_ATTRIBUTES:
+        value = instruction.attributes.get(key)
+        if value is None:
+            continue
+        try:
+            yield key, parse_name_list(value)
+        except HloidxError as error:
+            yield key, error
+
+
+def _drop_callers(module: HloModule, rootless: set[str]) -> None:
+    """Lenient mode: drop every instruction calling a computation that lost its ROOT."""
     changed = True
     while changed:
         changed = False
         for computation in module.computations.values():
             callers = set()
             for instruction in computation.instructions:
-                for key in CALL_ATTRIBUTES:
-                    value = instruction.attributes.get(key)
-                    if value is None:
-                        continue
-                    try:
-                        names = parse_name_list(value)
-                    except HloidxError:
-                        continue  # reported by the called-computation check
-                    if rootless.intersection(names):
+                for _, names in _called_names(instruction):
+                    # an unreadable list is reported by the called-computation check
+                    if not isinstance(names, HloidxError) and rootless.intersection(names):
                         callers.add(instruction)
             if callers:
                 dropped = _drop(computation, callers)
@@ -242,18 +249,11 @@ def _assemble(
     if not is_snippet:
         # A bare list of instructions cannot define computations, so its `to_apply=max` and
         # the like stay unresolved on purpose (the seeds' snippets are written that way).
-        from .attributes import parse_name_list
-
         for computation in module.computations.values():
             for instruction in computation.instructions:
-                for key in CALL_ATTRIBUTES:
-                    value = instruction.attributes.get(key)
-                    if value is None:
-                        continue
-                    try:
-                        names = parse_name_list(value)
-                    except HloidxError as error:
-                        errors.append(error.with_span(instruction.attribute_span(key)))
+                for key, names in _called_names(instruction):
+                    if isinstance(names, HloidxError):
+                        errors.append(names.with_span(instruction.attribute_span(key)))
                         continue
                     for called in names:
                         if called not in module.computations:

@@ -176,8 +176,8 @@ class _Reader:
             if operand is not None:
                 at += 1
             elif token == "(":
-                operand = self.group(at + 1)
-                at = self.at
+                operand = self.read_once(at + 1, ")")
+                at = self.at + 1
             else:
                 self.at = at
                 operand = self.operand()
@@ -229,7 +229,9 @@ class _Reader:
         if leaf is not None:
             return leaf
         if token == "(":
-            return self.group(at + 1)
+            tree = self.read_once(at + 1, ")")
+            self.at += 1  # the ")"
+            return tree
         if token == "-":
             return mul(self.operand(), -1)
         if token.isdigit():
@@ -249,56 +251,45 @@ class _Reader:
             return min_(a, b) if token == "min" else max_(a, b)
         raise _GiveUp
 
-    def group(self, start: int) -> Expr:
-        """The parenthesised group whose tokens begin at ``start`` (after its ``(``), read once
-        however often it is written; ``self.at`` moves past its ``)``."""
+    def read_once(self, start: int, closer: str) -> Expr:
+        """The expression whose tokens begin at ``start`` and end before ``closer`` (the ``)``
+        of a group, or the ``in`` of a domain entry), read once however often it is written;
+        ``self.at`` moves to the closer.
+
+        Composed maps restate the same groups many times, and their constraints restate groups
+        of the results (``(x floordiv 6) mod 3 in [0, 2]`` beside ``((x floordiv 6) mod 3) *
+        2``). A run read before is recognised by its tokens followed by the closer: a filed run
+        is balanced, so the ``)`` after it closes the group being read, and no expression
+        holds the keyword ``in``.
+        """
         tokens = self.tokens
         prefix = (tokens[start], tokens[start + 1], tokens[start + 2], tokens[start + 3])
         filed = self.groups.get(prefix)
-        if filed is not None:  # known() inlined: groups are the hottest path
+        if filed is not None:
             last = len(tokens) - 1
             for length, run, tree in filed:
                 stop = start + length
-                if stop <= last and tokens[stop] == ")" and tokens[start:stop] == run:
-                    self.at = stop + 1
+                if stop <= last and tokens[stop] == closer and tokens[start:stop] == run:
+                    self.at = stop
                     return tree
         self.at = start
-        inner = self.expr()
+        tree = self.expr()
         end = self.at
-        if tokens[end] != ")":
+        if tokens[end] != closer:
             raise _GiveUp
-        self.file(prefix, (end - start, tokens[start:end], inner))
-        self.at = end + 1
-        return inner
+        self.file(prefix, (end - start, tokens[start:end], tree))
+        return tree
 
     def file(self, prefix: tuple[str, ...], entry: tuple[int, list[str], Expr]) -> None:
-        # Looked up again: reading the group may have filed others under the same prefix.
+        # Looked up again: reading the run may have filed others under the same prefix.
         filed = self.groups.get(prefix)
         if filed is None:
             self.groups[prefix] = [entry]
         else:
             filed.append(entry)
 
-    def known(self, filed: _Filed, start: int, closer: str) -> Expr | None:
-        """The tree of a filed group whose tokens begin at ``start`` and are followed by
-        ``closer``; ``self.at`` moves to its end. (A filed run is balanced, so the ``)`` after
-        it closes the group being read.)"""
-        tokens = self.tokens
-        last = len(tokens) - 1
-        for length, run, tree in filed:
-            stop = start + length
-            if stop <= last and tokens[stop] == closer and tokens[start:stop] == run:
-                self.at = stop
-                return tree
-        return None
-
     def entry_expr(self) -> Expr:
-        """The expression of a domain entry: everything up to its ``in``.
-
-        A constraint of a composed map mostly restates a parenthesised group of the results
-        (``(x floordiv 6) mod 3 in [0, 2]`` beside ``((x floordiv 6) mod 3) * 2``), so the
-        groups read so far are asked first (no expression holds the keyword ``in``).
-        """
+        """The expression of a domain entry: everything up to its ``in``."""
         tokens = self.tokens
         at = self.at
         if tokens[at + 1] == "in":  # a single name or number
@@ -306,18 +297,7 @@ class _Reader:
             if leaf is not None:
                 self.at = at + 1
                 return leaf
-        prefix = (tokens[at], tokens[at + 1], tokens[at + 2], tokens[at + 3])
-        filed = self.groups.get(prefix)
-        if filed is not None:
-            found = self.known(filed, at, "in")
-            if found is not None:
-                return found
-        found = self.expr()
-        end = self.at
-        if tokens[end] != "in":
-            raise _GiveUp
-        self.file(prefix, (end - at, tokens[at:end], found))
-        return found
+        return self.read_once(at, "in")
 
     def interval(self) -> Interval:
         """``in [lower, upper]`` (every domain entry has one: read without further calls)."""
@@ -406,29 +386,8 @@ def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingM
             r.at += 1
             r.take(":")
             entries = []
-            leaves = r.leaves
             while True:
-                at = r.at
-                # ``name in [lower, upper]``, every variable's entry: read on the spot
-                leaf = leaves.get(tokens[at])
-                lower, upper = tokens[at + 3], tokens[at + 5]
-                if (
-                    leaf is not None
-                    and tokens[at + 1] == "in"
-                    and tokens[at + 2] == "["
-                    and tokens[at + 4] == ","
-                    and tokens[at + 6] == "]"
-                    and lower.isdigit()
-                    and upper.isdigit()
-                    and len(lower) < 19  # below 10**18: within int64
-                    and len(upper) < 19
-                    and (lower + upper).isascii()  # int() reads other scripts' digits too
-                ):
-                    entries.append((leaf, make_interval(int(lower), int(upper))))
-                    r.at = at + 7
-                else:
-                    expr = r.entry_expr()
-                    entries.append((expr, r.interval()))
+                entries.append((r.entry_expr(), r.interval()))
                 token = tokens[r.at]
                 if token == _END:
                     break

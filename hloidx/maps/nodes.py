@@ -245,16 +245,9 @@ class Add(Expr):
             operations += t.operations
             if t.depth > deepest:
                 deepest = t.depth
-        node = _new(cls)  # _start and remember inlined, as in BinaryExpr
-        _set_hash(node, hash((Add, *[t._hash for t in terms])))
-        _set_operations(node, operations)
-        _set_depth(node, deepest + 1)
-        _set_range_memo(node, _NO_MEMO)
-        _set_simplified_memo(node, _NO_MEMO)
+        node = _start(cls, hash((Add, *[t._hash for t in terms])), operations, deepest + 1)
         _set_terms(node, terms)
-        if len(INTERNED) >= MAX_INTERNED:
-            INTERNED.clear()
-        INTERNED[key] = node
+        remember(key, node)
         return node
 
     def __reduce__(self) -> tuple[Any, ...]:
