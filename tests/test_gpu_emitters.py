@@ -200,6 +200,32 @@ def test_scatter_with_distributed_updates_takes_overrides() -> None:
     assert len({tuple(t) for t in targets.tolist()}) == n
 
 
+TWO_TRANSPOSES = """HloModule m
+f {
+  p0 = f32[64,96] parameter(0)
+  t0 = f32[96,64] transpose(p0), dimensions={1,0}
+  n = f32[96,64] negate(t0)
+  ROOT t = (f32[96,64], f32[96,64]) tuple(t0, n)
+}
+ENTRY e {
+  p0 = f32[64,96] parameter(0)
+  ROOT two = (f32[96,64], f32[96,64]) fusion(p0), kind=kInput, calls=f
+}"""
+
+
+def test_a_fusion_not_modelled_reads_undefined_not_nothing() -> None:
+    from hloidx.gpu.report import threads_document
+
+    view = analyze_fusion(hloidx.parse_hlo(TWO_TRANSPOSES).entry.root, A6000)
+    assert view.choice.kind == "transpose"
+    assert view.launch is None
+    assert any("several outputs are not modelled" in n for n in view.threads.notes)
+    doc = threads_document("m", view, A6000)
+    (operand,) = doc["operands"]
+    assert operand["undefined"] is True
+    assert view.operands[0].method == "heuristic"
+
+
 SIDE_OUTPUT = """HloModule m
 add {
   a = f32[] parameter(0)
@@ -219,16 +245,25 @@ ENTRY e {
 }"""
 
 
-def test_a_fusion_not_modelled_reads_undefined_not_nothing() -> None:
-    from hloidx.gpu.report import threads_document
-
+def test_side_outputs_are_written_where_the_reduction_reads() -> None:
+    # XLA writes a side output with the reduction's input indexing: the thread that reads
+    # input element i writes side output element i, each exactly once
     view = analyze_fusion(hloidx.parse_hlo(SIDE_OUTPUT).entry.root, A6000)
-    assert view.launch is None
-    assert any("side outputs are not modelled" in n for n in view.threads.notes)
-    doc = threads_document("m", view, A6000)
-    (operand,) = doc["operands"]
-    assert operand["undefined"] is True
-    assert view.operands[0].method == "heuristic"
+    plan = view.launch.reduction
+    (hero,) = plan.heroes
+    (side,) = plan.side_outputs
+    assert side.name == "e"
+    reads = _points(input_map(plan, hero, 0))
+    writes = _points(view.threads.outputs[1])
+    assert writes[1] == prod(side.shape.dims)
+    assert len({tuple(t) for t in writes[2].tolist()}) == writes[1]
+
+    def by_thread(points):
+        columns, _, targets = points
+        keys = zip(*(columns[dim(k)].tolist() for k in (0, 3)), strict=True)
+        return sorted(zip(keys, map(tuple, targets.tolist()), strict=True))
+
+    assert by_thread(reads) == by_thread(writes)
 
 
 TRANSPOSE_CASES = json.loads((paths.XLA_TESTS / "transpose_emitter_cases.json").read_text())[

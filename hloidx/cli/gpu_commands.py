@@ -28,13 +28,34 @@ def _device_options(fn):
 
 
 def _load(file: str, language: str):
-    """The module, or exit 2: the GPU view is not shown for a module with broken lines."""
+    """The module, or exit 2: the GPU view is not shown for a module with broken lines. A
+    fused computation on its own becomes a fusion in a synthetic entry (``wrap_lone_fusion``)."""
+    from ..hlo.lone_fusion import wrap_lone_fusion
     from .options import EXIT_BAD_INPUT, load_module
 
     module, where, errors = load_module(file, language)
     if errors:
         sys.exit(EXIT_BAD_INPUT)
-    return module, where
+    return wrap_lone_fusion(module), where
+
+
+def _find_fusion(module, instruction: str | None, where: str):
+    """The fusion ``--instruction`` names (a fusion before any other instruction of that
+    name); without ``--instruction``, the module's only fusion."""
+    fusions = [i for i in module.instructions() if i.opcode == "fusion"]
+    listed = ", ".join(f.name for f in fusions[:12]) or "none"
+    if instruction is None:
+        if len(fusions) == 1:
+            return fusions[0]
+        raise click.UsageError(
+            f"{where} has {len(fusions)} fusions: name one with --instruction; fusions: {listed}"
+        )
+    name = instruction.lstrip("%")
+    fusion = next((f for f in fusions if f.name == name), None) or module.instruction(name)
+    if fusion is None or fusion.opcode != "fusion":
+        what = "no instruction" if fusion is None else "not a fusion:"
+        raise click.UsageError(f"{what} {name!r} in {where}; fusions: {listed}")
+    return fusion
 
 
 def _setup(device: str, threads_per_block, unroll, vector):
@@ -86,7 +107,11 @@ def threads_lines(doc: dict[str, Any]) -> list[str]:
 
 @click.command()
 @click.argument("file", metavar="FILE")
-@click.option("--instruction", required=True, metavar="NAME", help="The fusion (% optional).")
+@click.option(
+    "--instruction",
+    metavar="NAME",
+    help="The fusion (% optional); may be left out when the module has one fusion.",
+)
 @_device_options
 @click.option("--physical", is_flag=True, help="Also map to linear addresses via the layouts.")
 @click.option("--no-verify", is_flag=True, help="Do not check the simplified maps.")
@@ -97,7 +122,7 @@ def threads_lines(doc: dict[str, Any]) -> list[str]:
 @global_options
 def threads(
     file: str,
-    instruction: str,
+    instruction: str | None,
     device: str,
     threads_per_block: int | None,
     unroll: int | None,
@@ -119,23 +144,23 @@ def threads(
     is verified against the map as built ([proved], [exhaustive], [sampled]). What depends on
     runtime values (where a scatter writes) is UNDEFINED, and the notes say why.
 
+    A file holding just a fused computation (as XLA's emitter tests and dumps have them) is
+    analysed as a fusion of that body in a synthetic entry, its parameters the operands; its
+    kind is kInput when a root is a reduction, else kLoop, and a note says so.
+
     \b
     Examples:
       hloidx threads tests/data/gpu/view/seed001.hlo --instruction fusion
       hloidx threads tests/data/gpu/view/seed001.hlo --instruction fusion --physical
       hloidx threads tests/data/gpu/view/seed001.hlo --instruction fusion --device h100 -q
+      hloidx threads tests/data/gpu/emitters/gpu/reduce_row/side_output.hlo
     """
     from ..gpu.analysis import analyze_fusion
     from ..gpu.report import threads_document
 
     module, where = _load(file, language)
     profile, overrides = _setup(device, threads_per_block, unroll, vector)
-    fusion = module.instruction(instruction)
-    if fusion is None or fusion.opcode != "fusion":
-        fusions = [i.name for i in module.instructions() if i.opcode == "fusion"]
-        what = "no instruction" if fusion is None else "not a fusion:"
-        listed = ", ".join(fusions[:12]) or "none"
-        raise click.UsageError(f"{what} {instruction.lstrip('%')!r} in {where}; fusions: {listed}")
+    fusion = _find_fusion(module, instruction, where)
     view = analyze_fusion(fusion, profile, overrides)
     doc = threads_document(module.name, view, profile, physical=physical, verify=not no_verify)
     if fmt == "json":
@@ -147,6 +172,7 @@ def threads(
 def coalescing_lines(doc: dict[str, Any]) -> list[str]:
     device = doc["device"]["name"]
     lines = [f"coalescing of {doc['module']} on {device} (first warp, XLA's analysis)"]
+    lines.extend(f"  note: {note}" for note in doc.get("notes", ()))
     table = [("fusion", "emitter", "operand", "coalesced", "how", "transactions", "bytes/used")]
     for f in doc["fusions"]:
         first = True
@@ -204,7 +230,8 @@ def coalescing(
     128-byte transactions against the ideal. The figures beside the verdict are measured
     from the first warp's map: transactions of the device's size touched (and the ideal),
     and bytes fetched per byte used. UNDEFINED maps count as not coalesced; emitters whose
-    thread maps hloidx does not model fall back to XLA's heuristic and say so.
+    thread maps hloidx does not model fall back to XLA's heuristic and say so. A file holding
+    just a fused computation is analysed as one fusion of that body (see ``hloidx threads``).
 
     \b
     Examples:

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING
 
 from ..hlo.element_types import element_bytes
 from ..hlo.fusion import body_of
+from ..hlo.lone_fusion import lone_fusion_note
 from ..hlo.rules.basic import ELEMENTWISE
 from ..hlo.rules.shape_ops import minor_to_major
 from .coalescing import Figures, Verdict, is_coalesced, measure
-from .emitters import EmitterChoice, choose_emitter
+from .emitters import EmitterChoice, choose_emitter, emitter_for
 from .launch import NO_OVERRIDES, LaunchConfig, Overrides, compute_launch
 from .thread_maps import ThreadMaps, thread_maps, to_physical
 
@@ -47,6 +48,8 @@ class FusionGpuView:
     launch: LaunchConfig | None
     threads: ThreadMaps
     operands: list[OperandCoalescing] = field(default_factory=list)
+    #: what ``wrap_lone_fusion`` did when the fusion wraps a fused computation found on its own
+    wrapped: str | None = None
 
 
 def _minor_non_unit(shape, dims_order) -> int | None:
@@ -156,17 +159,16 @@ def analyze_fusion(
     if launch is not None and launch.scatter is not None:
         choice = replace(choice, detail=launch.scatter.variant)
     threads = thread_maps(fusion, choice, launch)
-    if launch is None and choice.kind in ("reduction", "transpose", "scatter"):
-        from . import reductions, scatters, transposes
-
-        module = {"reduction": reductions, "transpose": transposes, "scatter": scatters}[
-            choice.kind
-        ]
-        _, why = module.plan(fusion, choice, device)
+    emitter = emitter_for(choice)
+    if launch is None and emitter is not None:
+        why = emitter.why_not(fusion, choice, device)
         if why:
             threads.notes.append(why)
+    wrapped = lone_fusion_note(fusion)
+    if wrapped is not None:
+        threads.notes.insert(0, wrapped)
     comp = fusion.computation.name if fusion.computation else ""
-    view = FusionGpuView(comp, fusion.name, fusion, choice, launch, threads)
+    view = FusionGpuView(comp, fusion.name, fusion, choice, launch, threads, wrapped=wrapped)
     view.operands = [
         _operand_verdict(view, k, operand, device) for k, operand in enumerate(fusion.operands)
     ]

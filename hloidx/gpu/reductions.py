@@ -17,25 +17,27 @@ The grid is not split in y unless the blocks exceed the device's x limit (our re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 from typing import TYPE_CHECKING
 
 from ..errors import HloidxError
 from ..hlo.element_types import element_bits
-from ..hlo.fusion import body_of, computation_outputs, parameters_reached
+from ..hlo.fusion import body_of, computation_outputs, parameter_cells, parameters_reached
 from ..hlo.ir import Layout, Shape
 from ..hlo.rules.shape_ops import bitcast_map, minor_to_major
 from ..maps.expr import Const, Expr, add, dim, floordiv, mod, mul, range_var
 from ..maps.indexing_map import IndexingMap, compose
 from ..maps.interval import Interval
-from .emitters import EmitterChoice, ReductionDimensions, find_hero, reduction_dimensions
+from .emitter_choice import EmitterChoice, ReductionDimensions, find_hero, reduction_dimensions
 from .grid import ceil_div, delinearize, grid_map, split_blocks, within
-from .launch import NO_OVERRIDES, Overrides
+from .launch_config import NO_OVERRIDES, LaunchConfig, Overrides, tiled_overrides
+from .thread_reads import add_reads, simplify_thread_map
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction
     from .devices import DeviceProfile
+    from .thread_reads import ThreadMaps
 
 #: XLA's kTileSize (column reductions) and the warp size
 TILE = 32
@@ -68,6 +70,8 @@ class ReductionPlan:
     shared_rows: int = 0
     loop_size: int = 0
     heroes: tuple[Instruction, ...] = ()
+    #: roots that are no reduction (XLA's side outputs): written where the input is read
+    side_outputs: tuple[Instruction, ...] = ()
 
     @property
     def threads_per_block(self) -> int:
@@ -260,28 +264,44 @@ def _small_column_plan(
     )
 
 
-def _heroes(fusion: Instruction) -> tuple[tuple[Instruction, ...], str]:
-    """The reduction heroes of a fusion hloidx can model, or () and why not."""
+def _heroes(
+    fusion: Instruction,
+) -> tuple[tuple[Instruction, ...], tuple[Instruction, ...], str]:
+    """The reduction heroes of a fusion hloidx can model and its side outputs (roots that
+    are no reduction), or () and why not."""
     roots = computation_outputs(body_of(fusion))
-    heroes = []
+    heroes: list[Instruction] = []
+    side: list[Instruction] = []
     for root in roots:
         hero = find_hero(root)
         if hero.opcode != "reduce":
-            return (), f"root {root.name} is not a reduction (side outputs are not modelled)"
+            side.append(root)
+            continue
         if tuple(root.shape.leaves()[0].dims) != tuple(hero.shape.leaves()[0].dims):
-            return (), f"root {root.name} reshapes its reduction: not modelled"
+            return (), (), f"root {root.name} reshapes its reduction: not modelled"
         if hero not in heroes:
             heroes.append(hero)
-    first = heroes[0]
-    for hero in heroes[1:]:
-        same = hero.operands[0].shape.dims == first.operands[0].shape.dims and tuple(
-            hero.dimensions or ()
-        ) == tuple(first.dimensions or ())
-        if not same:
-            return (), "reductions of different shapes in one fusion are not modelled"
+    if not heroes:
+        return (), (), "no root is a reduction"
+    first = reduction_dimensions(heroes[0])
+    # XLA puts reductions in one fusion only when their [a, b, c] views agree
+    # (AreReductionsMultiOutputFusionCompatible); their operand shapes may differ
+    if any(reduction_dimensions(hero) != first for hero in heroes[1:]):
+        return (), (), "reductions of different [a, b, c] views in one fusion are not modelled"
     if len(heroes) > 1 and not _share_an_input(heroes):
-        return (), "independent reduction groups are not modelled"
-    return tuple(heroes), ""
+        return (), (), "independent reduction groups are not modelled"
+    elements = heroes[0].operands[0].shape.num_elements()
+    for root in side:
+        if not root.shape.is_array or root.shape.num_elements() != elements:
+            return (
+                (),
+                (),
+                (
+                    f"side output {root.name} has another number of elements than the reduction's "
+                    "input: not modelled"
+                ),
+            )
+    return tuple(heroes), tuple(side), ""
 
 
 def _share_an_input(heroes: list[Instruction]) -> bool:
@@ -299,7 +319,7 @@ def plan(
     """The emitter parameters XLA chooses (``CreateReductionFusion``), or None and why not.
     ``overrides`` set the vector size and the threads-per-block target (their ``unroll`` is
     not read: these emitters do not unroll)."""
-    heroes, why = _heroes(fusion)
+    heroes, side, why = _heroes(fusion)
     if not heroes:
         return None, why
     dims = reduction_dimensions(heroes[0])
@@ -307,10 +327,12 @@ def plan(
         return None, "the reduction is neither a row nor a column reduction"
     if dims.is_row_reduction:
         multi = _multi_row_plan(fusion, heroes, dims, device, overrides)
-        return (multi or _row_plan(fusion, heroes, dims, device, overrides)), ""
-    if WARP % dims.dimensions[2] == 0:
-        return _small_column_plan(fusion, heroes, dims, device, overrides), ""
-    return _column_plan(fusion, heroes, dims, device, overrides), ""
+        chosen = multi or _row_plan(fusion, heroes, dims, device, overrides)
+    elif WARP % dims.dimensions[2] == 0:
+        chosen = _small_column_plan(fusion, heroes, dims, device, overrides)
+    else:
+        chosen = _column_plan(fusion, heroes, dims, device, overrides)
+    return (replace(chosen, side_outputs=side) if side else chosen), ""
 
 
 # ---------------------------------------------------------------------------
@@ -412,9 +434,110 @@ def _kept_shape(hero: Instruction) -> Shape:
     )
 
 
+def side_output_map(p: ReductionPlan, root: Instruction) -> IndexingMap:
+    """Thread ids -> the element of side output ``root`` a thread writes: the element of the
+    reduction's input it reads, as an index of ``root``'s shape (XLA's
+    ``ComputeThreadIdToOutputIndexing`` for a root that is no reduction)."""
+    shape = root.shape
+    return compose(normalised_input_map(p), bitcast_map(shape, _descending(p.input_shape, shape)))
+
+
 def output_map(p: ReductionPlan, hero: Instruction) -> IndexingMap:
     """Thread ids -> the element of ``hero``'s (first) output a thread writes (logical index;
     the output's own layout only decides where that element is stored)."""
     kept = _kept_shape(hero)
     to_output = bitcast_map(kept, _descending(p.output_shape, kept))
     return compose(normalised_output_map(p), to_output)
+
+
+# ---------------------------------------------------------------------------
+# The emitter
+# ---------------------------------------------------------------------------
+
+
+class ReductionEmitter:
+    """XLA's reduction emitters (row, multi-row, column, small column) behind the
+    ``Emitter`` interface."""
+
+    kinds = ("reduction",)
+
+    def launch(
+        self,
+        fusion: Instruction,
+        choice: EmitterChoice,
+        device: DeviceProfile,
+        overrides: Overrides = NO_OVERRIDES,
+    ) -> LaunchConfig | None:
+        set_by_hand = tiled_overrides(overrides, "a reduction emitter", device)
+        chosen, _ = plan(fusion, choice, device, overrides)
+        if chosen is None:
+            return None
+        return LaunchConfig(
+            (chosen.threads_per_block, 1, 1),
+            (chosen.gpu_blocks[0], chosen.gpu_blocks[1], 1),
+            1,
+            chosen.vector_size,
+            chosen.input_shape,
+            tuple(reversed(range(len(chosen.input_shape)))),
+            tuple(set_by_hand),
+            reduction=chosen,
+        )
+
+    def why_not(self, fusion: Instruction, choice: EmitterChoice, device: DeviceProfile) -> str:
+        return plan(fusion, choice, device)[1]
+
+    def fill_thread_maps(self, result: ThreadMaps) -> None:
+        launch, fusion = result.launch, result.fusion
+        assert launch is not None
+        assert launch.reduction is not None
+        p = launch.reduction
+        body = body_of(fusion)
+        n = len(fusion.operands)
+        every_thread = thread_grid(p)  # the init values: read once by every thread
+        for root in result.choice.roots:
+            if root in p.side_outputs:
+                result.outputs.append(simplify_thread_map(side_output_map(p, root)))
+                continue
+            hero = find_hero(root)
+            out = simplify_thread_map(output_map(p, hero))
+            result.outputs.extend(out for _ in hero.shape.leaves())
+        for hero in p.heroes:
+            arity = len(hero.operands) // 2
+            for j, operand in enumerate(hero.operands):
+                thread_map = input_map(p, hero, j) if j < arity else every_thread
+                cells = parameter_cells(operand, body, n)
+                add_reads(result, thread_map, cells, 0)
+        for out_id, root in enumerate(result.choice.roots):
+            if root in p.side_outputs:
+                cells = parameter_cells(root, body, n)
+                add_reads(result, side_output_map(p, root), cells, out_id)
+        sides = (
+            f"; side outputs ({', '.join(r.name for r in p.side_outputs)}) are written by the "
+            "threads that read the same input element"
+            if p.side_outputs
+            else ""
+        )
+        result.notes.append(
+            f"XLA's {p.detail} reduction emitter: threads {list(p.num_threads)} per block, "
+            f"blocks {list(p.num_blocks)}, vector size {p.vector_size}, tile per thread "
+            f"{list(p.tile_sizes_per_thread)}; init values are read by every thread{sides}"
+        )
+
+    def root_output_map(
+        self, fusion: Instruction, launch: LaunchConfig, root: Instruction
+    ) -> IndexingMap | None:
+        p = launch.reduction
+        if p is not None and root in p.side_outputs:
+            return side_output_map(p, root)
+        hero = find_hero(root)
+        if p is None or hero not in p.heroes:
+            return None
+        return output_map(p, hero)
+
+    def hero_input_map(
+        self, fusion: Instruction, launch: LaunchConfig, hero: Instruction, operand: int
+    ) -> IndexingMap | None:
+        p = launch.reduction
+        if p is None or hero not in p.heroes or not 0 <= operand < len(hero.operands) // 2:
+            return None
+        return input_map(p, hero, operand)

@@ -104,9 +104,13 @@ def coalescing_document(
                 ],
             }
         )
-    return {
+    doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "module": module_name,
         "device": device.as_json(),
         "fusions": fusions,
     }
+    notes = [view.wrapped for view in views if view.wrapped is not None]
+    if notes:  # only for a fused computation on its own (wrap_lone_fusion)
+        doc["notes"] = notes
+    return doc

@@ -13,24 +13,35 @@ the output and the scattered-into operand are UNDEFINED, as in XLA's own analysi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import gcd, prod
 from typing import TYPE_CHECKING
 
 from ..errors import HloidxError
 from ..hlo.attributes import scatter_dimension_numbers
 from ..hlo.element_types import element_bits
-from ..hlo.fusion import body_of, computation_outputs
+from ..hlo.fusion import body_of, computation_outputs, parameter_cells
+from ..hlo.rules.shape_ops import minor_to_major
 from ..maps.expr import Expr, add, dim, floordiv, mod, mul, range_var
 from ..maps.indexing_map import IndexingMap, Variable
 from ..maps.interval import Interval
-from .emitters import EmitterChoice, find_hero
+from .emitter_choice import EmitterChoice, find_hero
 from .grid import ceil_div, delinearize, grid_map
-from .launch import NO_OVERRIDES, Overrides
+from .launch_config import (
+    NO_OVERRIDES,
+    LaunchConfig,
+    Overrides,
+    apply_overrides,
+    launch_dimensions,
+    loop_unroll_factor,
+    tiled_overrides,
+)
+from .thread_reads import add_reads, add_undefined, default_thread_map, simplify_thread_map
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction
     from .devices import DeviceProfile
+    from .thread_reads import ThreadMaps
 
 WARP = 32
 WARPS_PER_BLOCK = 4
@@ -94,8 +105,6 @@ def plan(
 ) -> tuple[ScatterPlan | None, str]:
     """XLA's scatter emitter and its parameters, or None and why not. ``overrides`` (distributed
     indices) replace the vector size and the threads per block (whole warps)."""
-    from .launch import launch_dimensions, loop_unroll_factor
-
     roots = computation_outputs(body_of(fusion))
     if len(roots) != 1 or find_hero(roots[0]).opcode != "scatter":
         return None, "scatter fusions with several outputs are not modelled"
@@ -203,3 +212,93 @@ def thread_maps(p: ScatterPlan, updates_map: IndexingMap | None) -> tuple[Indexi
         updates_map.constraints,
     )
     return updates_map, indices
+
+
+class ScatterEmitter:
+    """XLA's scatter emitters (distributed updates, distributed indices) behind the
+    ``Emitter`` interface."""
+
+    kinds = ("scatter",)
+
+    def launch(
+        self,
+        fusion: Instruction,
+        choice: EmitterChoice,
+        device: DeviceProfile,
+        overrides: Overrides = NO_OVERRIDES,
+    ) -> LaunchConfig | None:
+        chosen, _ = plan(fusion, choice, device)
+        if chosen is None:
+            return None
+        updates = chosen.scatter.operands[2].shape
+        set_by_hand: list[str] = []
+        if overrides != NO_OVERRIDES and chosen.variant != "distributed updates":
+            set_by_hand = tiled_overrides(
+                overrides, "the scatter emitter with distributed indices", device
+            )
+            chosen, _ = plan(fusion, choice, device, overrides)
+            assert chosen is not None
+        elif overrides != NO_OVERRIDES:
+            vector, set_by_hand = apply_overrides(chosen.vector_size, overrides, device)
+            threads, blocks = launch_dimensions(
+                updates.num_elements(), vector, device, overrides.threads_per_block
+            )
+            chosen = replace(
+                chosen, vector_size=vector, threads_per_block=prod(threads), blocks=blocks[:2]
+            )
+        return LaunchConfig(
+            (chosen.threads_per_block, 1, 1),
+            (chosen.blocks[0], chosen.blocks[1], 1),
+            chosen.vector_size,
+            chosen.vector_size,
+            tuple(updates.dims),
+            minor_to_major(updates),
+            tuple(set_by_hand),
+            scatter=chosen,
+        )
+
+    def why_not(self, fusion: Instruction, choice: EmitterChoice, device: DeviceProfile) -> str:
+        return plan(fusion, choice, device)[1]
+
+    @staticmethod
+    def _maps(launch: LaunchConfig) -> tuple[IndexingMap, IndexingMap]:
+        p = launch.scatter
+        default = default_thread_map(launch) if p.variant == "distributed updates" else None
+        return thread_maps(p, default)
+
+    def fill_thread_maps(self, result: ThreadMaps) -> None:
+        launch, fusion = result.launch, result.fusion
+        assert launch is not None
+        assert launch.scatter is not None
+        p = launch.scatter
+        updates_map, indices_map = self._maps(launch)
+        updates_map = simplify_thread_map(updates_map)
+        indices_map = simplify_thread_map(indices_map)
+        body, n = body_of(fusion), len(fusion.operands)
+        result.outputs.append(None)
+        operand_cells = parameter_cells(p.scatter.operands[0], body, n)
+        index_cells = parameter_cells(p.scatter.operands[1], body, n)
+        update_cells = parameter_cells(p.scatter.operands[2], body, n)
+        add_reads(result, indices_map, index_cells, 0)
+        add_reads(result, updates_map, update_cells, 0)
+        note = "read where the indices say, at run time (XLA's analysis has no map either)"
+        add_undefined(result, operand_cells, note)
+        result.notes.append(
+            f"XLA's scatter emitter ({p.variant}): {p.num_slices} slices of "
+            f"{list(p.slice_shape)}, vector size {p.vector_size}; where each thread writes "
+            "(output 0) depends on the index values: UNDEFINED"
+        )
+
+    def root_output_map(
+        self, fusion: Instruction, launch: LaunchConfig, root: Instruction
+    ) -> IndexingMap | None:
+        return None  # where a thread writes depends on the index values
+
+    def hero_input_map(
+        self, fusion: Instruction, launch: LaunchConfig, hero: Instruction, operand: int
+    ) -> IndexingMap | None:
+        p = launch.scatter
+        if p is None or hero is not p.scatter or operand not in (1, 2):
+            return None
+        updates_map, indices_map = self._maps(launch)
+        return updates_map if operand == 2 else indices_map

@@ -20,19 +20,21 @@ from typing import TYPE_CHECKING
 
 from ..errors import HloidxError
 from ..hlo.element_types import element_bits, element_bytes
-from ..hlo.fusion import body_of, computation_outputs
+from ..hlo.fusion import body_of, computation_outputs, parameter_cells
 from ..hlo.ir import Shape
 from ..hlo.rules.shape_ops import bitcast_map, minor_to_major
 from ..maps.expr import Const, Expr, add, dim, floordiv, mod, mul, range_var
 from ..maps.indexing_map import IndexingMap, compose
 from ..maps.interval import Interval
-from .emitters import EmitterChoice, find_hero
+from .emitter_choice import EmitterChoice, find_hero
 from .grid import ceil_div, delinearize, grid_map, within
-from .launch import NO_OVERRIDES, Overrides
+from .launch_config import NO_OVERRIDES, LaunchConfig, Overrides, tiled_overrides
+from .thread_reads import add_reads, simplify_thread_map
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction
     from .devices import DeviceProfile
+    from .thread_reads import ThreadMaps
 
 TILE = 32
 ROWS = 8
@@ -386,3 +388,83 @@ def packed_output_map(p: PackedPlan) -> IndexingMap:
     shape = p.hero.shape
     canonical = Shape(shape.element_type, p.spec.output_shape)
     return compose(_packed_indexing(p, False), bitcast_map(shape, canonical))
+
+
+class TransposeEmitter:
+    """XLA's shared-memory and packed transpose emitters behind the ``Emitter`` interface."""
+
+    kinds = ("transpose",)
+
+    def launch(
+        self,
+        fusion: Instruction,
+        choice: EmitterChoice,
+        device: DeviceProfile,
+        overrides: Overrides = NO_OVERRIDES,
+    ) -> LaunchConfig | None:
+        set_by_hand = tiled_overrides(overrides, "the transpose emitter", device)
+        chosen, _ = plan(fusion, choice, device, overrides)
+        if chosen is None:
+            return None
+        shape = chosen.spec.input_shape if isinstance(chosen, PackedPlan) else chosen.input_shape
+        return LaunchConfig(
+            (chosen.threads, 1, 1),
+            (chosen.blocks, 1, 1),
+            1,
+            chosen.vector_size,
+            shape,
+            tuple(reversed(range(len(shape)))),
+            tuple(set_by_hand),
+            transpose=chosen,
+        )
+
+    def why_not(self, fusion: Instruction, choice: EmitterChoice, device: DeviceProfile) -> str:
+        return plan(fusion, choice, device)[1]
+
+    @staticmethod
+    def _maps(p: TransposePlan | PackedPlan) -> tuple[IndexingMap, IndexingMap]:
+        if isinstance(p, PackedPlan):
+            return packed_input_map(p), packed_output_map(p)
+        return input_map(p), output_map(p)
+
+    def fill_thread_maps(self, result: ThreadMaps) -> None:
+        launch, fusion = result.launch, result.fusion
+        assert launch is not None
+        assert launch.transpose is not None
+        p = launch.transpose
+        reads_map, writes_map = self._maps(p)
+        if isinstance(p, PackedPlan):
+            t1, a, t2 = p.tiles
+            note = (
+                f"XLA's packed transpose emitter: canonical {list(p.spec.input_shape)} -> "
+                f"{list(p.spec.output_shape)}, output tile {list(p.output_tile)} (T1 {t1}, "
+                f"A {a}, T2 {t2}), {p.blocks} blocks of {p.threads} threads, vectors of "
+                f"{p.vector_size}"
+            )
+        else:
+            note = (
+                f"XLA's shared-memory transpose emitter: normalised {list(p.input_shape)} -> "
+                f"{list(p.dims)} (permutation {list(p.permutation)}), tiles of "
+                f"{list(p.block_sizes)}, {p.blocks} blocks of {p.threads} threads, vector size "
+                f"{p.vector_size}"
+            )
+        result.outputs.append(simplify_thread_map(writes_map))
+        cells = parameter_cells(p.hero.operands[0], body_of(fusion), len(fusion.operands))
+        add_reads(result, reads_map, cells, 0)
+        result.notes.append(note)
+
+    def root_output_map(
+        self, fusion: Instruction, launch: LaunchConfig, root: Instruction
+    ) -> IndexingMap | None:
+        p = launch.transpose
+        if p is None or find_hero(root) is not p.hero:
+            return None
+        return self._maps(p)[1]
+
+    def hero_input_map(
+        self, fusion: Instruction, launch: LaunchConfig, hero: Instruction, operand: int
+    ) -> IndexingMap | None:
+        p = launch.transpose
+        if p is None or hero is not p.hero or operand != 0:
+            return None
+        return self._maps(p)[0]
