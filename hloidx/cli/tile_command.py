@@ -136,7 +136,9 @@ def _tile(file, instruction, map_text, tile_text, limit, element_bytes, fmt, lan
         module, _, errors = load_module(file, language)
         if errors:
             sys.exit(EXIT_BAD_INPUT)
-        instr = _find(module, instruction)
+        from ..hlo.lone_fusion import wrap_lone_fusion  # a fused computation on its own
+
+        instr = _find(wrap_lone_fusion(module), instruction)
         if tile_spec == "auto":
             from ..tiling.auto import candidates
             from ..tiling.operand_tiles import output_dims

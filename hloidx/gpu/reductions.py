@@ -9,10 +9,11 @@ order: a row reduction reduces ``a`` and ``c`` and keeps ``b``; a column reducti
 
 Each emitter has a map from the thread ids to the element of the normalised input it reads
 (``[a, b, c / v, v]`` for rows, ``[a, b, c]`` otherwise) and to the element of the normalised
-output it writes. hloidx models fusions with one group of reductions (one reduction root,
-or several of the same shape that share an input); other fusions say they are not modelled.
-The grid is not split in y unless the blocks exceed the device's x limit (our reading of
-``MaybeSplitGridDimensionX``; the code was not available to us).
+output it writes. Reductions whose ``[a, b, c]`` views agree share the emitter's parameters
+(XLA's condition for fusing them); side outputs are written with the input's map, and
+independent groups of roots (``reduction_groups``) run on their own ``blockIdx.y``, as in
+XLA's ``ReductionFusion``. With one group the grid is not split in y unless the blocks
+exceed the device's x limit.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import HloidxError
 from ..hlo.element_types import element_bits
-from ..hlo.fusion import body_of, computation_outputs, parameter_cells, parameters_reached
+from ..hlo.fusion import body_of, parameter_cells
 from ..hlo.ir import Layout, Shape
 from ..hlo.rules.shape_ops import bitcast_map, minor_to_major
 from ..maps.expr import Const, Expr, add, dim, floordiv, mod, mul, range_var
@@ -32,6 +33,7 @@ from ..maps.interval import Interval
 from .emitter_choice import EmitterChoice, ReductionDimensions, find_hero, reduction_dimensions
 from .grid import ceil_div, delinearize, grid_map, split_blocks, within
 from .launch_config import NO_OVERRIDES, LaunchConfig, Overrides, tiled_overrides
+from .reduction_groups import reduction_groups
 from .thread_reads import add_reads, simplify_thread_map
 
 if TYPE_CHECKING:
@@ -72,6 +74,10 @@ class ReductionPlan:
     heroes: tuple[Instruction, ...] = ()
     #: roots that are no reduction (XLA's side outputs): written where the input is read
     side_outputs: tuple[Instruction, ...] = ()
+    #: the group (blockIdx.y) of each hero and side output, and how many groups there are
+    hero_groups: tuple[int, ...] = ()
+    side_output_groups: tuple[int, ...] = ()
+    num_groups: int = 1
 
     @property
     def threads_per_block(self) -> int:
@@ -264,52 +270,6 @@ def _small_column_plan(
     )
 
 
-def _heroes(
-    fusion: Instruction,
-) -> tuple[tuple[Instruction, ...], tuple[Instruction, ...], str]:
-    """The reduction heroes of a fusion hloidx can model and its side outputs (roots that
-    are no reduction), or () and why not."""
-    roots = computation_outputs(body_of(fusion))
-    heroes: list[Instruction] = []
-    side: list[Instruction] = []
-    for root in roots:
-        hero = find_hero(root)
-        if hero.opcode != "reduce":
-            side.append(root)
-            continue
-        if tuple(root.shape.leaves()[0].dims) != tuple(hero.shape.leaves()[0].dims):
-            return (), (), f"root {root.name} reshapes its reduction: not modelled"
-        if hero not in heroes:
-            heroes.append(hero)
-    if not heroes:
-        return (), (), "no root is a reduction"
-    first = reduction_dimensions(heroes[0])
-    # XLA puts reductions in one fusion only when their [a, b, c] views agree
-    # (AreReductionsMultiOutputFusionCompatible); their operand shapes may differ
-    if any(reduction_dimensions(hero) != first for hero in heroes[1:]):
-        return (), (), "reductions of different [a, b, c] views in one fusion are not modelled"
-    if len(heroes) > 1 and not _share_an_input(heroes):
-        return (), (), "independent reduction groups are not modelled"
-    elements = heroes[0].operands[0].shape.num_elements()
-    for root in side:
-        if not root.shape.is_array or root.shape.num_elements() != elements:
-            return (
-                (),
-                (),
-                (
-                    f"side output {root.name} has another number of elements than the reduction's "
-                    "input: not modelled"
-                ),
-            )
-    return tuple(heroes), tuple(side), ""
-
-
-def _share_an_input(heroes: list[Instruction]) -> bool:
-    """Reductions that read a common fusion parameter form one group (XLA's
-    ``GroupDisjointReductions`` puts them in the same group)."""
-    return bool(set.intersection(*({id(p) for p in parameters_reached(h)} for h in heroes)))
-
-
 def plan(
     fusion: Instruction,
     choice: EmitterChoice,
@@ -319,9 +279,10 @@ def plan(
     """The emitter parameters XLA chooses (``CreateReductionFusion``), or None and why not.
     ``overrides`` set the vector size and the threads-per-block target (their ``unroll`` is
     not read: these emitters do not unroll)."""
-    heroes, side, why = _heroes(fusion)
-    if not heroes:
+    found, why = reduction_groups(fusion)
+    if found is None:
         return None, why
+    heroes = found.heroes
     dims = reduction_dimensions(heroes[0])
     if dims is None:
         return None, "the reduction is neither a row nor a column reduction"
@@ -332,7 +293,15 @@ def plan(
         chosen = _small_column_plan(fusion, heroes, dims, device, overrides)
     else:
         chosen = _column_plan(fusion, heroes, dims, device, overrides)
-    return (replace(chosen, side_outputs=side) if side else chosen), ""
+    if found.count > 1:  # XLA runs each group on its own blockIdx.y
+        chosen = replace(chosen, gpu_blocks=(prod(chosen.num_blocks), found.count))
+    return replace(
+        chosen,
+        side_outputs=found.side_outputs,
+        hero_groups=found.hero_groups,
+        side_output_groups=found.side_output_groups,
+        num_groups=found.count,
+    ), ""
 
 
 # ---------------------------------------------------------------------------
@@ -344,14 +313,29 @@ def _grid(p: ReductionPlan, symbols: tuple[int, ...], results: list[Expr]) -> In
     return grid_map(results, p.threads_per_block, p.gpu_blocks, symbols)
 
 
-def thread_grid(p: ReductionPlan) -> IndexingMap:
-    """The launch grid, without results: what every thread of the kernel reads once."""
-    return _grid(p, (), [])
+def _in_group(p: ReductionPlan, m: IndexingMap, group: int) -> IndexingMap:
+    """``m`` for the threads of reduction group ``group`` only (blockIdx.y, XLA's
+    ``AddGroupIdConstraint``)."""
+    if p.num_groups == 1:
+        return m
+    return m.add_constraints([(dim(4), Interval(group, group))])
+
+
+def _group_of(p: ReductionPlan, hero: Instruction) -> int:
+    return p.hero_groups[p.heroes.index(hero)] if p.hero_groups else 0
+
+
+def thread_grid(p: ReductionPlan, hero: Instruction | None = None) -> IndexingMap:
+    """The launch grid, without results: what every thread of the kernel (of ``hero``'s
+    group) reads once."""
+    m = _grid(p, (), [])
+    return m if hero is None else _in_group(p, m, _group_of(p, hero))
 
 
 def _ids(p: ReductionPlan) -> tuple[list[Expr], list[Expr]]:
     thread = delinearize(dim(0), p.num_threads)
-    block = delinearize(add(dim(3), mul(dim(4), p.gpu_blocks[0])), p.num_blocks)
+    linear = dim(3) if p.num_groups > 1 else add(dim(3), mul(dim(4), p.gpu_blocks[0]))
+    block = delinearize(linear, p.num_blocks)
     return thread, block
 
 
@@ -419,7 +403,7 @@ def input_map(p: ReductionPlan, hero: Instruction, operand: int) -> IndexingMap:
     """Thread ids -> the element of ``hero``'s input ``operand`` a thread reads."""
     shape = hero.operands[operand].shape
     to_operand = bitcast_map(shape, _descending(p.input_shape, shape))
-    return compose(normalised_input_map(p), to_operand)
+    return _in_group(p, compose(normalised_input_map(p), to_operand), _group_of(p, hero))
 
 
 def _kept_shape(hero: Instruction) -> Shape:
@@ -439,7 +423,8 @@ def side_output_map(p: ReductionPlan, root: Instruction) -> IndexingMap:
     reduction's input it reads, as an index of ``root``'s shape (XLA's
     ``ComputeThreadIdToOutputIndexing`` for a root that is no reduction)."""
     shape = root.shape
-    return compose(normalised_input_map(p), bitcast_map(shape, _descending(p.input_shape, shape)))
+    m = compose(normalised_input_map(p), bitcast_map(shape, _descending(p.input_shape, shape)))
+    return _in_group(p, m, p.side_output_groups[p.side_outputs.index(root)])
 
 
 def output_map(p: ReductionPlan, hero: Instruction) -> IndexingMap:
@@ -447,7 +432,7 @@ def output_map(p: ReductionPlan, hero: Instruction) -> IndexingMap:
     the output's own layout only decides where that element is stored)."""
     kept = _kept_shape(hero)
     to_output = bitcast_map(kept, _descending(p.output_shape, kept))
-    return compose(normalised_output_map(p), to_output)
+    return _in_group(p, compose(normalised_output_map(p), to_output), _group_of(p, hero))
 
 
 # ---------------------------------------------------------------------------
@@ -493,7 +478,6 @@ class ReductionEmitter:
         p = launch.reduction
         body = body_of(fusion)
         n = len(fusion.operands)
-        every_thread = thread_grid(p)  # the init values: read once by every thread
         for root in result.choice.roots:
             if root in p.side_outputs:
                 result.outputs.append(simplify_thread_map(side_output_map(p, root)))
@@ -504,7 +488,8 @@ class ReductionEmitter:
         for hero in p.heroes:
             arity = len(hero.operands) // 2
             for j, operand in enumerate(hero.operands):
-                thread_map = input_map(p, hero, j) if j < arity else every_thread
+                # the init values: read once by every thread (of the hero's group)
+                thread_map = input_map(p, hero, j) if j < arity else thread_grid(p, hero)
                 cells = parameter_cells(operand, body, n)
                 add_reads(result, thread_map, cells, 0)
         for out_id, root in enumerate(result.choice.roots):
@@ -517,10 +502,17 @@ class ReductionEmitter:
             if p.side_outputs
             else ""
         )
+        groups = (
+            f"; {p.num_groups} independent reduction groups, one per blockIdx.y (numbered in "
+            "the order of their first root; XLA numbers them by its instruction ids)"
+            if p.num_groups > 1
+            else ""
+        )
         result.notes.append(
             f"XLA's {p.detail} reduction emitter: threads {list(p.num_threads)} per block, "
             f"blocks {list(p.num_blocks)}, vector size {p.vector_size}, tile per thread "
-            f"{list(p.tile_sizes_per_thread)}; init values are read by every thread{sides}"
+            f"{list(p.tile_sizes_per_thread)}; init values are read by every thread"
+            f"{sides}{groups}"
         )
 
     def root_output_map(
