@@ -218,6 +218,78 @@ def test_the_bijection_check_can_fail() -> None:
 
 
 # ---------------------------------------------------------------------------
+# The emitter interface
+# ---------------------------------------------------------------------------
+
+
+def test_every_emitter_model_implements_the_interface() -> None:
+    from hloidx.gpu.emitter_interface import Emitter
+    from hloidx.gpu.emitters import EMITTERS
+
+    assert set(EMITTERS) == {
+        "loop",
+        "concatenate",
+        "input-slices",
+        "dynamic-update-slice",
+        "reduction",
+        "transpose",
+        "scatter",
+    }
+    for kind, emitter in EMITTERS.items():
+        assert isinstance(emitter, Emitter)
+        assert kind in emitter.kinds
+    assert emitter_for("triton") is None
+
+
+def _gpu_imports() -> dict[str, set[str]]:
+    """hloidx/gpu's modules and the gpu modules each imports (lazily or not, for type
+    checking or not)."""
+    import ast
+
+    package = paths.ROOT / "hloidx" / "gpu"
+    names = {p.stem for p in package.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for path in package.glob("*.py"):
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                if node.level == 1 and module:
+                    found.add(module.split(".")[0])
+                elif node.level == 1:  # from . import transposes
+                    found.update(a.name for a in node.names)
+                elif module.startswith("hloidx.gpu"):
+                    parts = module.split(".")
+                    found.update(parts[2:3] or [a.name for a in node.names])
+            elif isinstance(node, ast.Import):
+                found.update(
+                    a.name.split(".")[2] for a in node.names if a.name.startswith("hloidx.gpu.")
+                )
+        graph[path.stem] = (found & names) - {path.stem}
+    return graph
+
+
+def test_the_gpu_package_has_no_import_cycle() -> None:
+    graph = _gpu_imports()
+    assert graph["launch"] >= {"emitters"}  # the graph is read at all
+    state: dict[str, int] = {}
+
+    def visit(name: str, trail: list[str]) -> None:
+        state[name] = 1
+        for other in sorted(graph[name]):
+            assert state.get(other) != 1, " -> ".join([*trail, name, other])
+            if other not in state:
+                visit(other, [*trail, name])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [])
+    for emitter_module in ("loops", "reductions", "transposes", "scatters"):
+        assert not graph[emitter_module] & {"launch", "thread_maps", "emitters", "analysis"}
+
+
+# ---------------------------------------------------------------------------
 # wrap_lone_fusion
 # ---------------------------------------------------------------------------
 

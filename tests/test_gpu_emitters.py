@@ -53,7 +53,11 @@ def _check_reduction(view) -> None:
     """XLA's bijection checks, and every input element read in the block that writes the
     output element it is reduced into."""
     plan = view.launch.reduction
-    (hero,) = plan.heroes
+    for hero in plan.heroes:
+        _check_hero(plan, hero)
+
+
+def _check_hero(plan, hero) -> None:
     in_shape = tuple(hero.operands[0].shape.dims)
     out_shape = tuple(hero.shape.leaves()[0].dims)
     columns, n, targets = _points(input_map(plan, hero, 0))
@@ -243,6 +247,45 @@ ENTRY e {
   p0 = f32[8,2048] parameter(0)
   ROOT side = (f32[8], f32[8,2048]) fusion(p0), kind=kInput, calls=f
 }"""
+
+
+TWO_GROUPS = """HloModule m
+or {
+  a = pred[] parameter(0)
+  b = pred[] parameter(1)
+  ROOT o = pred[] or(a, b)
+}
+f {
+  p0 = f32[7680,16] parameter(0)
+  c = f32[] constant(-1.70141173e+38)
+  cb = f32[7680,16] broadcast(c), dimensions={}
+  g0 = pred[7680,16] compare(p0, cb), direction=GT
+  no = pred[] constant(false)
+  r0 = pred[7680] reduce(g0, no), dimensions={1}, to_apply=or
+  p1 = f32[7680,16] parameter(1)
+  g1 = pred[7680,16] compare(p1, cb), direction=GT
+  r1 = pred[7680] reduce(g1, no), dimensions={1}, to_apply=or
+  ROOT t = (pred[7680], pred[7680]) tuple(r0, r1)
+}
+ENTRY e {
+  p0 = f32[7680,16] parameter(0)
+  p1 = f32[7680,16] parameter(1)
+  ROOT two = (pred[7680], pred[7680]) fusion(p0, p1), kind=kInput, calls=f
+}"""
+
+
+def test_independent_reduction_groups_run_on_their_own_block_y() -> None:
+    # XLA's reduce_multirow/pred_mof_x2_v4.hlo: the reductions share only a broadcasted
+    # constant, so XLA's GroupDisjointReductions gives two groups, one per blockIdx.y
+    view = analyze_fusion(hloidx.parse_hlo(TWO_GROUPS).entry.root, A6000)
+    plan = view.launch.reduction
+    assert (plan.num_groups, plan.hero_groups) == (2, (0, 1))
+    assert view.launch.blocks[1] == 2
+    _check_reduction(view)  # each hero: bijections, and its blocks own its outputs
+    for hero, group in zip(plan.heroes, plan.hero_groups, strict=True):
+        columns, n, _ = _points(input_map(plan, hero, 0))
+        assert n > 0
+        assert set(columns[dim(4)].tolist()) == {group}
 
 
 def test_side_outputs_are_written_where_the_reduction_reads() -> None:

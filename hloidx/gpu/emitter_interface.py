@@ -11,7 +11,7 @@ arithmetic the emitters share lives below them (``launch_config``, ``grid``,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from .launch_config import NO_OVERRIDES, Overrides
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .thread_reads import ThreadMaps
 
 
+@runtime_checkable
 class Emitter(Protocol):
     """One of XLA:GPU's emitters as hloidx models it."""
 
