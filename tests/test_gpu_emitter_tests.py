@@ -41,16 +41,8 @@ BUDGET = 1 << 21
 C64 = "c64 constant, fixed on parser branch"
 
 #: files whose emitter's thread maps hloidx does not model, and the note that says why
-NOT_MODELLED = {
-    "gpu/transpose/multiple_roots.hlo": "several outputs",
-    "gpu/transpose/multiple_roots_one_shmem_transpose.hlo": "several outputs",
-    "gpu/transpose/packed_transpose_multiple_heroes.hlo": "several outputs",
-    "gpu/transpose/packed_transpose_multiple_roots.hlo": "several outputs",
-    "gpu/transpose/packed_transpose_side_output.hlo": "several outputs",
-    "gpu/transpose/side_output_and_hero_indexing_match.hlo": "several outputs",
-    "gpu/transpose/side_outputs.hlo": "several outputs",
-    "gpu/transpose/side_outputs_inplace.hlo": "several outputs",
-}
+#: (none left: every vendored test that parses gets thread maps)
+NOT_MODELLED: dict[str, str] = {}
 
 
 def _name(path) -> str:
@@ -204,6 +196,32 @@ def test_thread_id_map_is_the_bijection_xla_asks_for(path, request_) -> None:
     except EnumerationLimitError as error:
         pytest.skip(f"too large to enumerate within {BUDGET} points: {error}")
     assert not why, f"{why} in {hloidx.format_map(m)}"
+
+
+#: XLA's transpose tests with several roots: tiled transposes and side outputs
+SEVERAL_ROOTS = [
+    "gpu/transpose/multiple_roots.hlo",
+    "gpu/transpose/packed_transpose_multiple_heroes.hlo",
+    "gpu/transpose/packed_transpose_multiple_roots.hlo",
+    "gpu/transpose/packed_transpose_side_output.hlo",
+    "gpu/transpose/side_output_and_hero_indexing_match.hlo",
+    "gpu/transpose/side_outputs.hlo",
+    "gpu/transpose/side_outputs_inplace.hlo",
+]
+
+
+@pytest.mark.parametrize("name", SEVERAL_ROOTS)
+def test_every_root_of_a_transpose_fusion_is_written_once(name) -> None:
+    # the shared-memory heroes through the write phase, side outputs through the read phase
+    # (XLA's TransposeFusion / PackedTranspose): each output element exactly once
+    fusion, view = _loaded(EMITTER_TESTS / name)
+    plan = view.launch.transpose
+    roots = computation_outputs(body_of(fusion))
+    assert len(roots) > 1
+    assert len(view.threads.outputs) == len(roots)
+    assert {r.name for r in plan.side_outputs} < {r.name for r in roots}
+    for root, m in zip(roots, view.threads.outputs, strict=True):
+        assert not _bijection_failure(m, tuple(root.shape.dims)), root.name
 
 
 def test_the_bijection_check_can_fail() -> None:

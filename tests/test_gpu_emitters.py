@@ -204,26 +204,25 @@ def test_scatter_with_distributed_updates_takes_overrides() -> None:
     assert len({tuple(t) for t in targets.tolist()}) == n
 
 
-TWO_TRANSPOSES = """HloModule m
+RESHAPED_TRANSPOSE = """HloModule m
 f {
   p0 = f32[64,96] parameter(0)
   t0 = f32[96,64] transpose(p0), dimensions={1,0}
-  n = f32[96,64] negate(t0)
-  ROOT t = (f32[96,64], f32[96,64]) tuple(t0, n)
+  ROOT b = f32[6144] bitcast(t0)
 }
 ENTRY e {
   p0 = f32[64,96] parameter(0)
-  ROOT two = (f32[96,64], f32[96,64]) fusion(p0), kind=kInput, calls=f
+  ROOT reshaped = f32[6144] fusion(p0), kind=kInput, calls=f
 }"""
 
 
 def test_a_fusion_not_modelled_reads_undefined_not_nothing() -> None:
     from hloidx.gpu.report import threads_document
 
-    view = analyze_fusion(hloidx.parse_hlo(TWO_TRANSPOSES).entry.root, A6000)
+    view = analyze_fusion(hloidx.parse_hlo(RESHAPED_TRANSPOSE).entry.root, A6000)
     assert view.choice.kind == "transpose"
     assert view.launch is None
-    assert any("several outputs are not modelled" in n for n in view.threads.notes)
+    assert any("reshapes the transpose" in n for n in view.threads.notes)
     doc = threads_document("m", view, A6000)
     (operand,) = doc["operands"]
     assert operand["undefined"] is True

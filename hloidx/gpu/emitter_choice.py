@@ -130,7 +130,7 @@ def reduction_emitter_is_faster(dims: ReductionDimensions) -> bool:
     return not prefer_loop
 
 
-def _is_tiled_transpose(hero: Instruction) -> bool:
+def is_tiled_transpose(hero: Instruction) -> bool:
     """Whether XLA's shared-memory transpose emitter takes ``hero``: a ``transpose`` (current
     XLA tiles transposes only; layout normalization turns layout-changing copies into
     transposes before fusion) that moves the minor dimension, both minor sizes large enough."""
@@ -181,7 +181,7 @@ def choose_emitter(fusion: Instruction) -> EmitterChoice:
             if dims is not None and reduction_emitter_is_faster(dims):
                 return EmitterChoice("reduction", hero, roots, dims.kind)
     for hero in heroes:
-        if _is_tiled_transpose(hero):
+        if is_tiled_transpose(hero):
             return EmitterChoice("transpose", hero, roots)
     if roots and all(_in_place_update(r) for r in roots):
         return EmitterChoice(
@@ -198,3 +198,6 @@ def choose_emitter(fusion: Instruction) -> EmitterChoice:
     if kind in ("kinput", "input") and roots and all(r.opcode == "slice" for r in roots):
         return EmitterChoice("input-slices", roots[0], roots)
     return EmitterChoice("loop", roots[0] if roots else None, roots)
+
+
+_is_tiled_transpose = is_tiled_transpose  # its name before it was shared

@@ -7,6 +7,12 @@ The facts come from XLA's ``transpose.cc`` (``TransposeFusion``: 32x32 tiles in 
 XLA's ``PackedTranspose`` when its tile sizes exist: 4 warps, a ``32v x 32v`` shared tile of
 ``v``-element vectors (``v`` = 32 bits / element bits).
 
+A fusion may have several roots: every root whose hero is a tiled transpose (all of one
+normalised shape) gets its own shared-memory tile and is written in the write phase; the
+other roots (side outputs, as many elements as the input) are written in the read phase, by
+the thread that reads the same input element (XLA's ``shmem_transpose_roots_`` and
+``side_output_roots_``).
+
 The transpose is normalised first (adjacent dims that stay adjacent are merged, as XLA's
 ``TransposeDimensionGrouper`` does before the emitter runs); shapes must have default
 layouts.
@@ -14,7 +20,7 @@ layouts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 from typing import TYPE_CHECKING
 
@@ -26,7 +32,7 @@ from ..hlo.rules.shape_ops import bitcast_map, minor_to_major
 from ..maps.expr import Const, Expr, add, dim, floordiv, mod, mul, range_var
 from ..maps.indexing_map import IndexingMap, compose
 from ..maps.interval import Interval
-from .emitter_choice import EmitterChoice, find_hero
+from .emitter_choice import EmitterChoice, find_hero, is_tiled_transpose
 from .grid import ceil_div, delinearize, grid_map, within
 from .launch_config import NO_OVERRIDES, LaunchConfig, Overrides, tiled_overrides
 from .thread_reads import add_reads, simplify_thread_map
@@ -91,6 +97,9 @@ class TransposePlan:
     block_counts: tuple[int, ...]
     #: rows of 32 threads per block (XLA's kNumRows)
     rows: int = ROWS
+    #: every transpose the kernel tiles (``hero`` first) and the roots that are none
+    heroes: tuple[Instruction, ...] = ()
+    side_outputs: tuple[Instruction, ...] = ()
 
     @property
     def threads(self) -> int:
@@ -191,6 +200,9 @@ class PackedPlan:
     output_tile: tuple[int, ...]
     vector_size: int
     warps: int = 4
+    #: every transpose the kernel tiles (``hero`` first) and the roots that are none
+    heroes: tuple[Instruction, ...] = ()
+    side_outputs: tuple[Instruction, ...] = ()
 
     @property
     def input_tile(self) -> tuple[int, ...]:
@@ -232,21 +244,58 @@ def plan(
         raise HloidxError(
             "a transpose emitter runs whole warps: --threads-per-block must be a multiple of 32"
         )
-    roots = computation_outputs(body_of(fusion))
-    if len(roots) != 1:
-        return None, "transpose fusions with several outputs are not modelled"
-    hero = find_hero(roots[0])
-    if hero.opcode != "transpose":
+    roots, tiled, side = transpose_roots(fusion)
+    if not tiled:
         return None, "the transpose emitter for a layout-changing copy is not modelled"
-    shapes = [hero.shape, hero.operands[0].shape, roots[0].shape]
+    heroes: list[Instruction] = []
+    for root in tiled:
+        if find_hero(root) not in heroes:
+            heroes.append(find_hero(root))
+    hero = heroes[0]
+    shapes = [s for h in heroes for s in (h.shape, h.operands[0].shape)]
+    shapes += [r.shape for r in roots]
     for s in shapes:
         if not s.is_array or tuple(minor_to_major(s)) != tuple(reversed(range(s.rank))):
             return None, "the transpose emitter is modelled for default layouts only"
-    if tuple(roots[0].shape.dims) != tuple(hero.shape.dims):
+    if any(tuple(r.shape.dims) != tuple(find_hero(r).shape.dims) for r in tiled):
         return None, "a root that reshapes the transpose is not modelled"
     dims, perm = normalise(tuple(hero.shape.dims), tuple(hero.dimensions or ()))
     if len(perm) < 2:
         return None, "the transpose is trivial after normalisation"
+    for other in heroes[1:]:
+        if normalise(tuple(other.shape.dims), tuple(other.dimensions or ())) != (dims, perm):
+            return None, "transposes of different shapes in one fusion are not modelled"
+    for root in side:  # XLA: side outputs are bitcast-compatible with the input
+        if root.shape.num_elements() != prod(dims):
+            return None, (
+                f"side output {root.name} has another number of elements than the "
+                "transpose's input: not modelled"
+            )
+    chosen, why = _choose(hero, dims, perm, tiled, device, overrides)
+    if chosen is None:
+        return None, why
+    return replace(chosen, heroes=tuple(heroes), side_outputs=tuple(side)), ""
+
+
+def transpose_roots(
+    fusion: Instruction,
+) -> tuple[list[Instruction], list[Instruction], list[Instruction]]:
+    """A fusion's roots, those whose hero XLA tiles in shared memory, and the rest (side
+    outputs; XLA's ``shmem_transpose_roots_`` and ``side_output_roots_``)."""
+    roots = computation_outputs(body_of(fusion))
+    tiled = [r for r in roots if is_tiled_transpose(find_hero(r))]
+    return roots, tiled, [r for r in roots if not is_tiled_transpose(find_hero(r))]
+
+
+def _choose(
+    hero: Instruction,
+    dims: tuple[int, ...],
+    perm: tuple[int, ...],
+    tiled: list[Instruction],
+    device: DeviceProfile,
+    overrides: Overrides,
+) -> tuple[TransposePlan | PackedPlan | None, str]:
+    """The packed or the shared-memory transpose emitter and its parameters."""
     bits = element_bits(hero.shape.element_type)
     spec = transpose_spec(dims, perm)
     tile = packed_tile_sizes(spec, bits)
@@ -261,11 +310,13 @@ def plan(
         )
         return PackedPlan(hero, spec, tile, BANK_BITS // bits, warps), ""
     input_shape = tuple(permute(dims, inverse(perm)))
-    size = element_bytes(hero.shape.element_type)
     minor_unchanged = perm[-1] == len(perm) - 1
+    # one shared-memory tile per tiled root (XLA sums their usage, vectorizes by the widest)
+    sizes = [element_bytes(find_hero(r).shape.element_type) for r in tiled]
     if minor_unchanged:
-        size *= input_shape[-1]
-    shmem_usage = TILE * (TILE + 1) * size
+        sizes = [size * input_shape[-1] for size in sizes]
+    size = max(sizes)
+    shmem_usage = sum(TILE * (TILE + 1) * size for size in sizes)
 
     rows = overrides.threads_per_block // TILE if overrides.threads_per_block is not None else ROWS
 
@@ -339,13 +390,16 @@ def _indexing(p: TransposePlan, read: bool) -> IndexingMap:
     return within(_grid(p, results), shape)
 
 
-def input_map(p: TransposePlan) -> IndexingMap:
-    shape = p.hero.operands[0].shape
+def input_map(p: TransposePlan, shape: Shape | None = None) -> IndexingMap:
+    """Thread ids -> the element of the hero's input a thread reads (or of ``shape``, a
+    tensor indexed like it: a side output)."""
+    shape = p.hero.operands[0].shape if shape is None else shape
     return compose(_indexing(p, True), bitcast_map(shape, Shape(shape.element_type, p.input_shape)))
 
 
-def output_map(p: TransposePlan) -> IndexingMap:
-    shape = p.hero.shape
+def output_map(p: TransposePlan, shape: Shape | None = None) -> IndexingMap:
+    """Thread ids -> the element of the hero's output a thread writes (or of ``shape``)."""
+    shape = p.hero.shape if shape is None else shape
     return compose(_indexing(p, False), bitcast_map(shape, Shape(shape.element_type, p.dims)))
 
 
@@ -378,14 +432,14 @@ def _packed_indexing(p: PackedPlan, read: bool) -> IndexingMap:
     return within(m, shape)
 
 
-def packed_input_map(p: PackedPlan) -> IndexingMap:
-    shape = p.hero.operands[0].shape
+def packed_input_map(p: PackedPlan, shape: Shape | None = None) -> IndexingMap:
+    shape = p.hero.operands[0].shape if shape is None else shape
     canonical = Shape(shape.element_type, p.spec.input_shape)
     return compose(_packed_indexing(p, True), bitcast_map(shape, canonical))
 
 
-def packed_output_map(p: PackedPlan) -> IndexingMap:
-    shape = p.hero.shape
+def packed_output_map(p: PackedPlan, shape: Shape | None = None) -> IndexingMap:
+    shape = p.hero.shape if shape is None else shape
     canonical = Shape(shape.element_type, p.spec.output_shape)
     return compose(_packed_indexing(p, False), bitcast_map(shape, canonical))
 
@@ -422,17 +476,20 @@ class TransposeEmitter:
         return plan(fusion, choice, device)[1]
 
     @staticmethod
-    def _maps(p: TransposePlan | PackedPlan) -> tuple[IndexingMap, IndexingMap]:
-        if isinstance(p, PackedPlan):
-            return packed_input_map(p), packed_output_map(p)
-        return input_map(p), output_map(p)
+    def _reads(p: TransposePlan | PackedPlan, shape: Shape) -> IndexingMap:
+        """The read phase's map onto ``shape`` (the hero's input or a side output)."""
+        return packed_input_map(p, shape) if isinstance(p, PackedPlan) else input_map(p, shape)
+
+    @staticmethod
+    def _writes(p: TransposePlan | PackedPlan, shape: Shape) -> IndexingMap:
+        """The write phase's map onto ``shape`` (a tiled transpose's output)."""
+        return packed_output_map(p, shape) if isinstance(p, PackedPlan) else output_map(p, shape)
 
     def fill_thread_maps(self, result: ThreadMaps) -> None:
         launch, fusion = result.launch, result.fusion
         assert launch is not None
         assert launch.transpose is not None
         p = launch.transpose
-        reads_map, writes_map = self._maps(p)
         if isinstance(p, PackedPlan):
             t1, a, t2 = p.tiles
             note = (
@@ -448,23 +505,48 @@ class TransposeEmitter:
                 f"{list(p.block_sizes)}, {p.blocks} blocks of {p.threads} threads, vector size "
                 f"{p.vector_size}"
             )
-        result.outputs.append(simplify_thread_map(writes_map))
-        cells = parameter_cells(p.hero.operands[0], body_of(fusion), len(fusion.operands))
-        add_reads(result, reads_map, cells, 0)
+        body, n = body_of(fusion), len(fusion.operands)
+        heroes = p.heroes or (p.hero,)
+        first_root: dict[int, int] = {}
+        for out_id, root in enumerate(result.choice.roots):
+            if root in p.side_outputs:
+                result.outputs.append(simplify_thread_map(self._reads(p, root.shape)))
+            else:
+                hero = find_hero(root)
+                first_root.setdefault(id(hero), out_id)
+                result.outputs.append(simplify_thread_map(self._writes(p, hero.shape)))
+        for hero in heroes:
+            cells = parameter_cells(hero.operands[0], body, n)
+            reads = self._reads(p, hero.operands[0].shape)
+            add_reads(result, reads, cells, first_root.get(id(hero), 0))
+        for out_id, root in enumerate(result.choice.roots):
+            if root in p.side_outputs:
+                cells = parameter_cells(root, body, n)
+                add_reads(result, self._reads(p, root.shape), cells, out_id)
+        if len(heroes) > 1:
+            note += f"; {len(heroes)} transposes share the grid, one shared-memory tile each"
+        if p.side_outputs:
+            note += (
+                f"; side outputs ({', '.join(r.name for r in p.side_outputs)}) are written by "
+                "the threads that read the same input element"
+            )
         result.notes.append(note)
 
     def root_output_map(
         self, fusion: Instruction, launch: LaunchConfig, root: Instruction
     ) -> IndexingMap | None:
         p = launch.transpose
-        if p is None or find_hero(root) is not p.hero:
+        if p is None:
             return None
-        return self._maps(p)[1]
+        if root in p.side_outputs:
+            return self._reads(p, root.shape)
+        hero = find_hero(root)
+        return self._writes(p, hero.shape) if hero in (p.heroes or (p.hero,)) else None
 
     def hero_input_map(
         self, fusion: Instruction, launch: LaunchConfig, hero: Instruction, operand: int
     ) -> IndexingMap | None:
         p = launch.transpose
-        if p is None or hero is not p.hero or operand != 0:
+        if p is None or hero not in (p.heroes or (p.hero,)) or operand != 0:
             return None
-        return self._maps(p)[0]
+        return self._reads(p, hero.operands[0].shape)
