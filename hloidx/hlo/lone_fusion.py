@@ -151,7 +151,8 @@ def lone_fusion_note(fusion: Instruction) -> str | None:
     hero = _reduction_root(body[0])
     why = f"its root is the reduction {hero.name}" if hero is not None else "no root is a reduction"
     return (
-        f"the file holds the fused computation {body[0].name} on its own: hloidx analyses it as "
-        f"fusion {fusion.name} of kind {kind} ({why}) in a synthetic entry {entry.name}, its "
-        "parameters the fusion's operands (as XLA's emitter test tools load such a file)"
+        f"the file holds the fused computation {body[0].name} on its own: hloidx analyses it "
+        f"as the fusion instruction {fusion.name} of kind {kind} ({why}) in a synthetic entry "
+        f"{entry.name}, its parameters the fusion's operands (as XLA's emitter test tools "
+        "load such a file)"
     )
