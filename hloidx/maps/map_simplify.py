@@ -13,9 +13,9 @@ from ..caches import memo
 from .constraints import _known_empty, _merge_mod_constraints, _move_into_interval
 from .digits import simplify_digits
 from .expr import Const, Expr, Var, children, dim, sort_summands
+from .expr_simplify import ExprSimplifier, _shared_simplifier
 from .indexing_map import Constraint, IndexingMap, MapState
 from .range_eval import RangeEvaluator
-from .simplify import ExprSimplifier, _shared_simplifier
 from .variables import rescale_symbols
 
 

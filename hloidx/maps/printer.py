@@ -23,12 +23,23 @@ another variable's default name (dimension 0 named ``s0``) prints ambiguously, a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-from .expr import Add, CeilDiv, Const, Expr, FloorDiv, Max, Min, Mod, Mul, Var, VarKind
+from .nodes import Add, CeilDiv, Const, Expr, FloorDiv, Max, Min, Mod, Mul, Var, VarKind
 
-if TYPE_CHECKING:
-    from .indexing_map import IndexingMap
+
+class PrintableMap(Protocol):
+    """What the printer reads of an ``IndexingMap`` (the printer sits below the map module:
+    ``IndexingMap.__str__`` prints through it)."""
+
+    dim_vars: Any
+    range_vars: Any
+    rt_vars: Any
+    results: Any
+    constraints: Any
+    is_undefined: bool
+    is_known_empty: bool
+
 
 _SPELLING = {Mul: " * ", CeilDiv: " ceildiv ", Mod: " mod "}
 
@@ -120,7 +131,7 @@ def format_expr(
     return "".join(out)
 
 
-def variable_names(indexing_map: IndexingMap) -> tuple[list[str], list[str], list[str]]:
+def variable_names(indexing_map: PrintableMap) -> tuple[list[str], list[str], list[str]]:
     """The printed name of every dimension, range and runtime variable of a map."""
     return (
         [v.name or f"d{i}" for i, v in enumerate(indexing_map.dim_vars)],
@@ -130,7 +141,7 @@ def variable_names(indexing_map: IndexingMap) -> tuple[list[str], list[str], lis
 
 
 def format_map(
-    indexing_map: IndexingMap,
+    indexing_map: PrintableMap,
     floordiv_spelling: str = "floordiv",
     multiline: bool = False,
 ) -> str:
