@@ -107,7 +107,8 @@ def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[Var, int]) -> Non
 
 
 def _recombine(form: dict[Digit, int], sizes: dict[Var, int]) -> None:
-    """``c * (x mod b0) + c * b0 * ((x floordiv b0) mod b)`` -> ``c * (x mod (b0 * b))``,
+    """``c * (x mod b0) + c * b0 * ((x floordiv b0) mod b)`` -> ``c * (x mod (b0 * b))``
+    (the general simplifier's ``sum`` rule merges them alike),
     with ``x = v floordiv a0`` (``b`` None: ``c * x``), until no pair is left."""
     merged = True
     while merged:
@@ -117,12 +118,7 @@ def _recombine(form: dict[Digit, int], sizes: dict[Var, int]) -> None:
             if b0 is None:
                 continue
             for high, ch in form.items():
-                if (
-                    high[1] == a0 * b0
-                    and ch == c * b0
-                    and (high[2] is None or type(v) is tuple)
-                    and high[0] == v
-                ):
+                if high[1] == a0 * b0 and ch == c * b0 and high[0] == v:
                     del form[low], form[high]
                     merged_digit = (v, a0, None if high[2] is None else b0 * high[2])
                     if type(v) is tuple and merged_digit[2] is not None:

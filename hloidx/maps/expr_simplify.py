@@ -17,7 +17,8 @@ Expressions (:class:`ExprSimplifier`, bottom-up, memoised per distinct sub-expre
   ``H floordiv (d / g)`` (summands that cannot carry are dropped), nested floordivs fold,
   ``(x mod (a * b)) floordiv a`` becomes ``(x floordiv a) mod b`` and a single inner
   ``floordiv`` summand is absorbed: ``(a floordiv c + r) floordiv e = (a + r * c) floordiv (c*e)``;
-* ``sum``: digit recombination ``(x mod c) * k + (x floordiv c) * (c * k) -> x * k`` (also when
+* ``sum``: digit recombination ``(x mod c) * k + (x floordiv c) * (c * k) -> x * k`` and
+  ``(x mod c) * k + ((x floordiv c) mod b) * (c * k) -> (x mod (c * b)) * k`` (also when
   ``x floordiv c`` has itself been simplified into a sum), and ``x - (x floordiv c) * c ->
   x mod c`` when that does not make the sum larger;
 * ``min-max``: ``min``/``max`` of operands whose intervals do not overlap.
@@ -433,6 +434,25 @@ class ExprSimplifier:
                     rest.pop(q)
                 new = add(_combine(rest.items(), constant - quotient_constant * c * k), mul(x, k))
                 return self._fired("sum", node, new)
+        # (x mod c) * k + ((x floordiv c) mod b) * (c * k) -> (x mod (c * b)) * k: adjacent
+        # digits of one x merge (a reshape chain putting a linear index together again).
+        for monomial, k in terms:
+            if type(monomial) is not Mod or type(monomial.rhs) is not Const:
+                continue
+            x, c = monomial.lhs, monomial.rhs.value
+            quotient = self.simplify(floordiv(x, c))
+            for high, kh in terms:
+                if (
+                    type(high) is Mod
+                    and kh == c * k
+                    and high.lhs == quotient
+                    and type(high.rhs) is Const
+                ):
+                    rest = [(t, v) for t, v in terms if t != monomial and t != high]
+                    merged = self.simplify(mod(x, c * high.rhs.value))
+                    new = add(_combine(rest, constant), mul(merged, k))
+                    if _cost(new) < _cost(node):
+                        return self._fired("sum", node, new)
         # x - (x floordiv c) * c -> x mod c (and multiples), when the sum does not grow.
         for monomial, k in terms:
             if type(monomial) is not FloorDiv or type(monomial.rhs) is not Const:

@@ -15,6 +15,7 @@ from .digits import simplify_digits
 from .expr import Const, Expr, Var, children, dim, sort_summands
 from .expr_simplify import ExprSimplifier, _shared_simplifier
 from .indexing_map import Constraint, IndexingMap, MapState
+from .linear_index import is_unfinished, through_linear_index
 from .range_eval import RangeEvaluator
 from .variables import rescale_symbols
 
@@ -56,6 +57,7 @@ def _simplify_map(
     indexing_map: IndexingMap,
     rules: list[AppliedRule] | None,
     options: SimplifyOptions = DEFAULT,
+    linear_index: bool = True,
 ) -> IndexingMap:
     if indexing_map.state is not MapState.NORMAL:
         return indexing_map
@@ -67,7 +69,7 @@ def _simplify_map(
             rules.append(AppliedRule(name, str(previous[0]), str(after), after))
             previous[0] = after
 
-    current = _simplify_constraints(indexing_map, record)
+    current = constrained = _simplify_constraints(indexing_map, record)
     if current.state is not MapState.NORMAL:
         return current
     fired: dict[str, tuple[Expr, Expr]] = {}
@@ -90,6 +92,12 @@ def _simplify_map(
         for family, (before, after) in fired.items():
             rules.append(AppliedRule(family, str(before), str(after), current))
     current = _never_longer(indexing_map, current)
+    if linear_index and is_unfinished(current.results):
+        chained = _through_linear_index(constrained, keep, options)
+        if chained is not None and operation_count(chained) < operation_count(current):
+            if record:
+                record("linear-index", chained)
+            current = chained
     if options.rescale and current.range_vars and current.constraints:
         rescaled = rescale_symbols(current)
         if rescaled != current:
@@ -101,6 +109,20 @@ def _simplify_map(
                     record("rescale-symbols", rescaled)
                 current = rescaled
     return current
+
+
+def _through_linear_index(
+    indexing_map: IndexingMap, keep: frozenset[Var], options: SimplifyOptions
+) -> IndexingMap | None:
+    """The map composed over the linear index of its dimensions (.linear_index), simplified;
+    None outside that case."""
+    chained = through_linear_index(indexing_map, keep)
+    if chained is None:
+        return None
+    digits = simplify_digits(chained, keep)
+    if digits is not None:
+        return digits
+    return _simplify_map(chained, None, options, linear_index=False)
 
 
 def _simplify_constraints(

@@ -221,6 +221,9 @@ class Add(Expr):
 class BinaryExpr(Expr):
     __slots__ = ("lhs", "rhs")
 
+    #: Whether ``(-x) op c`` is written ``x op -c`` (floordiv, ceildiv): one operation fewer.
+    _negative_divisor = False
+
     def __new__(cls, lhs: Expr, rhs: Expr) -> BinaryExpr:
         key = (cls, id(lhs), id(rhs))
         node = INTERNED.get(key)
@@ -229,7 +232,10 @@ class BinaryExpr(Expr):
         # The hottest constructor: _start and remember inlined.
         node = _new(cls)
         _set_hash(node, hash((cls, lhs._hash, rhs._hash)))
-        _set_operations(node, 1 + lhs.operations + rhs.operations)
+        operations = 1 + lhs.operations + rhs.operations
+        if type(lhs) is Mul and cls._negative_divisor and _is_negation(lhs, rhs):
+            operations -= 1  # ``(-x) floordiv c`` is written ``x floordiv -c`` (as XLA keeps it)
+        _set_operations(node, operations)
         _set_depth(node, 1 + (lhs.depth if lhs.depth > rhs.depth else rhs.depth))
         _set_range_memo(node, _NO_MEMO)
         _set_simplified_memo(node, _NO_MEMO)
@@ -273,10 +279,29 @@ class Mul(BinaryExpr):
 
 class FloorDiv(BinaryExpr):
     __slots__ = ()
+    _negative_divisor = True
 
 
 class CeilDiv(BinaryExpr):
     __slots__ = ()
+    _negative_divisor = True
+
+
+def _is_negation(lhs: Expr, divisor: Expr) -> bool:
+    """Whether ``lhs`` is ``x * -1`` and ``divisor`` a constant: the builders keep a negative
+    divisor as ``(-x) floordiv c``, which prints (and counts) as XLA's ``x floordiv -c``."""
+    factor = lhs.rhs  # type: ignore[attr-defined]
+    return type(factor) is Const and factor.value == -1 and type(divisor) is Const
+
+
+def is_negated_division(node: Expr) -> bool:
+    """``(-x) floordiv c`` or ``(-x) ceildiv c``: printed ``x floordiv -c`` / ``x ceildiv -c``."""
+    t = type(node)
+    return (
+        (t is FloorDiv or t is CeilDiv)
+        and type(node.lhs) is Mul  # type: ignore[attr-defined]
+        and _is_negation(node.lhs, node.rhs)  # type: ignore[attr-defined]
+    )
 
 
 class Mod(BinaryExpr):

@@ -5,7 +5,8 @@ here can be pasted into XLA and back:
 
 * ``+`` binds loosest; ``*``, ``floordiv``, ``ceildiv`` and ``mod`` bind tighter and any
   compound operand of theirs is parenthesised (``(d0 * 2) floordiv 3``);
-* ``x * -1`` prints as ``-x`` (the operand parenthesised when compound);
+* ``x * -1`` prints as ``-x`` (the operand parenthesised when compound); ``(-x) floordiv c``
+  (how the builders keep a negative divisor) prints as XLA's ``x floordiv -c``, ceildiv alike;
 * in a sum, ``+ x * -1`` prints as ``- x``, ``+ x * -k`` as ``- x * k`` and ``+ -k`` as ``- k``;
 * ``min(a, b)`` / ``max(a, b)`` in function form;
 * the map: ``(d0, d1)[s0]{rt0} -> (results), domain: d0 in [0, 9], ..., <constraints sorted>``
@@ -25,7 +26,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from .nodes import Add, CeilDiv, Const, Expr, FloorDiv, Max, Min, Mod, Mul, Var, VarKind
+from .nodes import (
+    Add,
+    CeilDiv,
+    Const,
+    Expr,
+    FloorDiv,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Var,
+    VarKind,
+    is_negated_division,
+)
 
 
 class PrintableMap(Protocol):
@@ -120,6 +134,11 @@ def format_expr(
         if t is Mul and type(node.rhs) is Const and node.rhs.value == -1:
             emit("-")
             visit(node.lhs, True)
+        elif is_negated_division(node):
+            # ``(-x) floordiv c`` as XLA keeps it: ``x floordiv -c`` (the same floor)
+            visit(node.lhs.lhs, True)
+            emit(div if t is FloorDiv else _SPELLING[t])
+            emit(str(-node.rhs.value))
         else:
             visit(node.lhs, True)
             emit(div if t is FloorDiv else _SPELLING[t])
