@@ -69,7 +69,18 @@ def _simplify_map(
             rules.append(AppliedRule(name, str(previous[0]), str(after), after))
             previous[0] = after
 
-    current = constrained = _simplify_constraints(indexing_map, record)
+    chained = None
+    if linear_index and is_unfinished(indexing_map.results):
+        # A chain whose radices do not nest: composed over its linear index; when that
+        # finishes it, without the rule-by-rule pass over the whole chain.
+        chained = _through_linear_index(indexing_map, _point_dims(indexing_map, options), options)
+        if chained is not None:
+            chained = _never_longer(indexing_map, chained)
+            # (with rules asked for, the rule-by-rule pass runs too, so that each rule that
+            # fires is named; the shorter of the two is taken below all the same)
+            if record is None and not is_unfinished(chained.results):
+                return chained
+    current = _simplify_constraints(indexing_map, record)
     if current.state is not MapState.NORMAL:
         return current
     fired: dict[str, tuple[Expr, Expr]] = {}
@@ -92,12 +103,10 @@ def _simplify_map(
         for family, (before, after) in fired.items():
             rules.append(AppliedRule(family, str(before), str(after), current))
     current = _never_longer(indexing_map, current)
-    if linear_index and is_unfinished(current.results):
-        chained = _through_linear_index(constrained, keep, options)
-        if chained is not None and operation_count(chained) < operation_count(current):
-            if record:
-                record("linear-index", chained)
-            current = chained
+    if chained is not None and operation_count(chained) < operation_count(current):
+        if record:
+            record("linear-index", chained)
+        current = chained
     if options.rescale and current.range_vars and current.constraints:
         rescaled = rescale_symbols(current)
         if rescaled != current:
