@@ -61,6 +61,37 @@ def simplify_digits(m: IndexingMap, keep: Collection[Var] = ()) -> IndexingMap |
             return None
         sizes[k] = b.upper + 1
     seen: dict = {}  # id(node) -> its form; (id(sum), divisor) -> quotient, remainder
+    results = _digit_results(m, sizes, seen, keep)
+    if results is None:
+        return None
+    return IndexingMap(results, m.dim_vars, m.range_vars, m.rt_vars, ())
+
+
+def digits_over_index(
+    m: IndexingMap, strides: list[int], sizes: list[int]
+) -> tuple[Expr, ...] | None:
+    """The results of ``m`` as digit sums of one variable ``L = Σ d_k * strides[k]`` (each
+    dimension ``d_k`` in ``[0, sizes[k] - 1]`` read as the digit ``(L floordiv stride) mod
+    size`` of it), written over ``d0`` standing for ``L``; None when a result or constraint is
+    no digit sum of ``L`` or a constraint can fail. The digits of ``L`` are set on the map's
+    own dimension nodes, so no node is rebuilt (see .linear_index)."""
+    if m.range_vars or m.rt_vars or len(sizes) > 4096:  # (dimension nodes are unique below)
+        return None
+    total = strides[0] * sizes[0]
+    if total >= _LIMIT:
+        return None
+    index_sizes = {0: total}
+    seen: dict = {}
+    for k, (stride, size) in enumerate(zip(strides, sizes, strict=True)):
+        form: dict[Digit, int] = {}
+        _put(form, (0, stride, None if k == 0 else size), 1, index_sizes)
+        seen[id(dim(k))] = (form, 0)
+    return _digit_results(m, index_sizes, seen, ())
+
+
+def _digit_results(
+    m: IndexingMap, sizes: dict[int, int], seen: dict, keep: Collection[Var]
+) -> tuple[Expr, ...] | None:
     try:
         for e, interval in m.constraints:
             form, k = _form(e, sizes, seen)
@@ -73,10 +104,9 @@ def simplify_digits(m: IndexingMap, keep: Collection[Var] = ()) -> IndexingMap |
                     upper += top
             if not (interval.lower <= lower and upper <= interval.upper):
                 return None
-        results = tuple(r if r in keep else _expr(*_form(r, sizes, seen)) for r in m.results)
+        return tuple(r if r in keep else _expr(*_form(r, sizes, seen)) for r in m.results)
     except _NotDigits:
         return None
-    return IndexingMap(results, m.dim_vars, m.range_vars, m.rt_vars, ())
 
 
 def _size(d: Digit, sizes: dict[int, int]) -> int:

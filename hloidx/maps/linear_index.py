@@ -26,10 +26,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from .digits import simplify_digits
-from .expr import Add, BinaryExpr, Const, Expr, FloorDiv, Mod, Var, add, dim, replace_vars
-from .indexing_map import IndexingMap, Variable
-from .interval import Interval
+from .digits import digits_over_index
+from .expr import Add, BinaryExpr, Expr, FloorDiv, Mod, Var, add, dim, replace_vars
+from .indexing_map import IndexingMap
 
 #: Linear indices up to this size (every digit's value and coefficient stays far below 2^63).
 _MAX_SIZE = 1 << 40
@@ -86,29 +85,15 @@ def through_linear_index(m: IndexingMap, keep: Collection[Var] = ()) -> Indexing
     total = strides[0] * sizes[0]
     if total > _MAX_SIZE:
         return None
-    index = dim(0)  # L, the one dimension of the map over the linear index
-    digits: dict[Var, Expr] = {}
-    for k, (size, stride) in enumerate(zip(sizes, strides, strict=True)):
-        if size == 1:
-            digits[dim(k)] = Const(0)
-            continue
-        digit = index if stride == 1 else index.floordiv(stride)
-        digits[dim(k)] = digit if k == 0 else digit.mod(size)
-    over_index = IndexingMap(
-        tuple(replace_vars(r, digits) for r in m.results),
-        (Variable(Interval(0, total - 1)),),
-        (),
-        (),
-        tuple((replace_vars(e, digits), bounds) for e, bounds in m.constraints),
-    )
-    composed = simplify_digits(over_index)  # None unless every constraint holds everywhere
+    # Each dimension read as its digit of L (set on the dimension nodes themselves: the
+    # chain's tree is not rebuilt), results composed as digit sums of L, written over d0.
+    composed = digits_over_index(m, strides, sizes)  # None unless every constraint holds
     if composed is None:
         return None
     linear = add(*(dim(k) * s for k, s in enumerate(strides) if sizes[k] > 1), 0)
-    back = {index: linear}
+    back = {dim(0): linear}
     results = tuple(
-        r if r in keep else replace_vars(f, back)
-        for r, f in zip(m.results, composed.results, strict=True)
+        r if r in keep else replace_vars(f, back) for r, f in zip(m.results, composed, strict=True)
     )
     return IndexingMap(results, m.dim_vars, (), (), ())
 
