@@ -421,11 +421,14 @@ class ExprSimplifier:
         coefficient: dict[Expr, int] = dict(terms)
         # (x mod c) * k + (x floordiv c) * (c * k) -> x * k, where `x floordiv c` may itself
         # have been simplified into a sum whose summands appear scaled by c * k.
+        digits = []  # the mod summands, with the quotient their x leaves
         for monomial, k in terms:
             if type(monomial) is not Mod or type(monomial.rhs) is not Const:
                 continue
             x, c = monomial.lhs, monomial.rhs.value
-            quotient_terms, quotient_constant = _linear(self.simplify(floordiv(x, c)))
+            quotient = self.simplify(floordiv(x, c))
+            digits.append((monomial, k, x, c, quotient))
+            quotient_terms, quotient_constant = _linear(quotient)
             if not quotient_terms:
                 continue
             if all(coefficient.get(q, 0) == qc * c * k for q, qc in quotient_terms):
@@ -436,18 +439,9 @@ class ExprSimplifier:
                 return self._fired("sum", node, new)
         # (x mod c) * k + ((x floordiv c) mod b) * (c * k) -> (x mod (c * b)) * k: adjacent
         # digits of one x merge (a reshape chain putting a linear index together again).
-        for monomial, k in terms:
-            if type(monomial) is not Mod or type(monomial.rhs) is not Const:
-                continue
-            x, c = monomial.lhs, monomial.rhs.value
-            quotient = self.simplify(floordiv(x, c))
-            for high, kh in terms:
-                if (
-                    type(high) is Mod
-                    and kh == c * k
-                    and high.lhs == quotient
-                    and type(high.rhs) is Const
-                ):
+        for monomial, k, x, c, quotient in digits if len(digits) > 1 else ():
+            for high, kh, _, _, _ in digits:
+                if kh == c * k and high.lhs == quotient:
                     rest = [(t, v) for t, v in terms if t != monomial and t != high]
                     merged = self.simplify(mod(x, c * high.rhs.value))
                     new = add(_combine(rest, constant), mul(merged, k))
