@@ -107,3 +107,27 @@ def test_finished_forms_are_not_taken_for_chains() -> None:
         "(d0, d1) -> (((d0 mod 6) * 6 + d1) floordiv 4), domain: d0 in [0, 11], d1 in [0, 5]"
     )
     assert is_unfinished(chain.results)
+
+
+def test_a_size_one_dimension_result_stays_through_the_linear_index() -> None:
+    # XLA's kPreserve: a result that is a dimension of size 1 stays that dimension.
+    from hloidx.maps.expr import dim, replace_vars
+    from hloidx.maps.indexing_map import IndexingMap, Variable
+    from hloidx.maps.interval import Interval
+
+    rc = _reshape_chains()
+    chained = rc.chain_map([[18, 4], [2, 6, 6], [18, 4], [12, 6]], simplified_steps=True)
+    shift = {dim(0): dim(1), dim(1): dim(2)}
+    m = IndexingMap(
+        (dim(0), *(replace_vars(r, shift) for r in chained.results)),
+        (Variable(Interval(0, 0)), *chained.dim_vars),
+        constraints=tuple((replace_vars(e, shift), i) for e, i in chained.constraints),
+    )
+    got, rules = simplify_with_rules(m)
+    assert format_map(got) == (
+        "(d0, d1, d2) -> (d0, (d1 * 6 + d2) floordiv 4, (d1 * 6 + d2) mod 4), "
+        "domain: d0 in [0, 0], d1 in [0, 11], d2 in [0, 5]"
+    )
+    assert "linear-index" in [r.name for r in rules]
+    assert simplify(m) == got
+    assert relation(got) == relation(m)
