@@ -10,10 +10,18 @@ printed map is no longer than XLA's expected one), and how long one call takes, 
   maps left in the shared caches (what a long run such as ``hloidx maps`` sees);
 * ``repeat``: a call on a map simplified before (memoised by map).
 
-When ``hloidx.maps.equivalence`` exists, each simplification is also verified and its cost and
-verdict mix reported.
+* ``end to end``: ``parse_map`` of the map's text, ``simplify``, ``format_map``, cold.
 
-    python bench/bench_simplify.py [--repeat 5] [--no-verify] [--misses]
+When ``hloidx.maps.equivalence`` exists, each simplification is also verified and its cost and
+verdict mix reported. ``--chains`` times the same on the maps of the reshape-chain generator
+(``bench/reshape_chains.py``: its random chains and a fixed sample of its non-nesting family,
+steps simplified) instead of the corpus; a chain reaches its simplest form when it comes back
+as the direct reshape's simplified map or no longer.
+
+On a loaded host, ``--cpu-time`` times with the process's CPU clock: wall-clock medians and
+above all p90s then mostly measure the scheduler.
+
+    python bench/bench_simplify.py [--repeat 5] [--no-verify] [--misses] [--chains] [--cpu-time]
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from map_corpus import CorpusEntry, corpus
 
 from hloidx.maps.expr import sort_summands
 from hloidx.maps.indexing_map import IndexingMap
+from hloidx.maps.map_simplify import operation_count
 from hloidx.maps.printer import format_map
 from hloidx.maps.simplify import clear_caches, simplify
 
@@ -48,14 +57,42 @@ def canonical(m: IndexingMap) -> IndexingMap:
     )
 
 
+def chain_entries(random_chains: int = 140, non_nesting: int = 160) -> list[CorpusEntry]:
+    """The reshape-chain generator's maps: random chains (naive steps) and a fixed sample of
+    the non-nesting family (steps simplified), each with the direct reshape's simplified map
+    as its simplest form."""
+    import random
+
+    import reshape_chains as rc
+
+    from hloidx.hlo.reshape import linearized_reshape_map
+
+    def entry(kind: str, shapes: list[list[int]], simplified_steps: bool) -> CorpusEntry:
+        best = simplify(linearized_reshape_map(shapes[-1], shapes[0]))
+        chained = rc.chain_map(shapes, simplified_steps)
+        return CorpusEntry(f"{kind} {shapes}", kind, chained, best)
+
+    out = [entry("random", s, False) for s in rc.chains(random_chains, 1)]
+    family = random.Random(5).sample(rc.non_nesting_chains(), non_nesting)
+    out += [entry("non-nesting", s, True) for _, _, s in family]
+    clear_caches()
+    return out
+
+
 def reached(entry: CorpusEntry, got: IndexingMap, verifier) -> bool:
     if got == canonical(entry.simplest):
         return True
+    if entry.kind in ("random", "non-nesting"):
+        return operation_count(got) <= operation_count(entry.simplest)
     if entry.kind != "xla" or verifier is None:
         return False
     if len(format_map(got)) > len(format_map(entry.simplest)):
         return False
     return verifier(entry.simplest, got).kind in ("proved", "exhaustive")
+
+
+#: The clock every measure is taken with (``--cpu-time``: the process's CPU time).
+clock = time.perf_counter
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -70,7 +107,17 @@ def main() -> None:
     parser.add_argument(
         "--misses", action="store_true", help="list maps that miss the simplest form"
     )
+    parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time with the process's CPU clock (a loaded host's preemption left out)",
+    )
+    parser.add_argument(
+        "--chains", action="store_true", help="the reshape-chain generator's maps, not the corpus"
+    )
     args = parser.parse_args()
+    global clock
+    clock = time.process_time if args.cpu_time else time.perf_counter
 
     verifier = None
     if not args.no_verify:
@@ -79,17 +126,17 @@ def main() -> None:
         except ImportError:
             verifier = None
 
-    entries = corpus()
+    entries = chain_entries() if args.chains else corpus()
     clear_caches()
     first_us: list[float] = []
     repeat_us: list[float] = []
     for entry in entries:
-        start = time.perf_counter()
+        start = clock()
         simplify(entry.original)
-        first_us.append((time.perf_counter() - start) * 1e6)
-        start = time.perf_counter()
+        first_us.append((clock() - start) * 1e6)
+        start = clock()
         simplify(entry.original)
-        repeat_us.append((time.perf_counter() - start) * 1e6)
+        repeat_us.append((clock() - start) * 1e6)
     times_us: list[float] = []
     by_kind: dict[str, list[bool]] = {}
     misses = []
@@ -99,18 +146,18 @@ def main() -> None:
         samples = []
         for _ in range(args.repeat):
             clear_caches()
-            start = time.perf_counter()
+            start = clock()
             got = simplify(entry.original)
-            samples.append((time.perf_counter() - start) * 1e6)
+            samples.append((clock() - start) * 1e6)
         times_us.append(statistics.median(samples))
         ok = reached(entry, got, verifier)
         by_kind.setdefault(entry.kind, []).append(ok)
         if not ok:
             misses.append((entry, got))
         if verifier is not None:
-            start = time.perf_counter()
+            start = clock()
             verdict = verifier(entry.original, got, seed=1)  # seed 1: not the cached call above
-            verify_us.append((time.perf_counter() - start) * 1e6)
+            verify_us.append((clock() - start) * 1e6)
             verdicts[verdict.kind] += 1
 
     # parse_map of each map's printed text, cold (a fresh text each time: nothing memoised)
@@ -123,10 +170,21 @@ def main() -> None:
         samples = []
         for k in range(args.repeat):
             clear_caches()
-            start = time.perf_counter()
+            start = clock()
             parse_map(text + " " * k)
-            samples.append((time.perf_counter() - start) * 1e6)
+            samples.append((clock() - start) * 1e6)
         parse_us.append(statistics.median(samples))
+    # parse + simplify + print, cold: what a user of `hloidx simplify` waits for
+    end_to_end_us: list[float] = []
+    for entry in entries:
+        text = format_map(entry.original)
+        samples = []
+        for k in range(args.repeat):
+            clear_caches()
+            start = clock()
+            format_map(simplify(parse_map(text + " " * k)))
+            samples.append((clock() - start) * 1e6)
+        end_to_end_us.append(statistics.median(samples))
 
     total = sum(len(v) for v in by_kind.values())
     hits = sum(sum(v) for v in by_kind.values())
@@ -143,6 +201,7 @@ def main() -> None:
         ("simplify, first call in a corpus pass", first_us),
         ("simplify, repeat call (memoised)", repeat_us),
         ("parse_map of the printed map, cold", parse_us),
+        ("parse + simplify + print, cold", end_to_end_us),
     ):
         print(f"| {label} | {statistics.median(values):.1f} | {percentile(values, 0.9):.1f} |")
     if verify_us:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hloidx.maps.expr import (
     Add,
     BinaryExpr,
+    CeilDiv,
     Const,
     Expr,
     FloorDiv,
@@ -108,6 +109,11 @@ def _count_operations(node: Expr) -> int:
     if not kids:
         return 0
     own = len(kids) - 1 if type(node) is Add else 1
+    if type(node) in (FloorDiv, CeilDiv) and type(node.rhs) is Const:
+        lhs = node.lhs
+        if type(lhs) is Mul and type(lhs.rhs) is Const and lhs.rhs.value == -1:
+            # (-x) floordiv c is written x floordiv -c: the negation costs nothing
+            return own + _count_operations(lhs.lhs)
     return own + sum(_count_operations(k) for k in kids)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 from dataclasses import replace
 
@@ -38,7 +39,7 @@ from hloidx.maps.expr import (
 from hloidx.maps.indexing_map import IndexingMap, MapState, Variable, compose
 from hloidx.maps.interval import Interval
 from hloidx.maps.linear_form import _combine, _sorted_sum
-from hloidx.maps.map_simplify import SimplifyOptions
+from hloidx.maps.map_simplify import SimplifyOptions, operation_count
 from hloidx.maps.printer import format_map
 from hloidx.maps.range_eval import RangeEvaluator
 from hloidx.maps.simplify import (
@@ -670,6 +671,76 @@ def test_xla_cases_mostly_match_textually():
     # The rest differ in summand order or are simpler/tighter than XLA's (see the report).
     assert total >= 50
     assert matched >= 45
+
+
+_OPERATOR = re.compile(
+    r"\s(?:\+|-|\*|/|floordiv|ceildiv|mod|%)\s|\b(?:min|max)\(|(?<![\w)\]])-(?=[A-Za-z_(])"
+)
+
+
+def _printed_operations(text: str) -> int:
+    """Operators written in a map's text (results and constraints), counted on the text alone:
+    binary ``+ - * / floordiv ceildiv mod``, ``min(``/``max(``, a unary minus before a name or
+    a parenthesis (``-d0``). ``x / -7`` is one operation, as XLA writes it."""
+    return len(_OPERATOR.findall(" ".join(text.split())))
+
+
+def _xla_simplify_outputs() -> list[tuple[str, IndexingMap, str]]:
+    """Every map XLA's indexing_map_test.cc prints after Simplify(): the expected maps of
+    the tests that simplify, and the maps XLA's Simplify() leaves unchanged (returns false)."""
+    from hloidx.maps.syntax import parse_map
+
+    out = []
+    for case in json.loads(MAP_CASES.read_text()):
+        inputs = {i["name"]: i["map"] for i in case["inputs"]}
+        for entry in case["expected"]:
+            ops = [o["op"] for o in entry.get("ops") or []]
+            if "Simplify" not in ops or not set(ops) <= _OPS:
+                continue
+            source = inputs.get(entry["input_var"])
+            if not source:
+                m = compose(parse_map(inputs["consumer"]), parse_map(inputs["producer"]))
+            else:
+                m = parse_map(source)
+                if "domain" not in source:
+                    e = parse_map(entry["map_normalized"])
+                    m = replace(m, dim_vars=e.dim_vars, range_vars=e.range_vars)
+            out.append((case["test"], _apply(m, ops), entry["map_normalized"]))
+        for result in case.get("op_results", []):
+            if result["op"] == "Simplify" and result["returns"] is False:
+                source = inputs[result["var"]]
+                out.append((case["test"], simplify(parse_map(source)), source))
+    return out
+
+
+def test_xla_simplified_maps_come_back_no_longer_than_xlas() -> None:
+    outputs = _xla_simplify_outputs()
+    longer = []
+    for name, got, xla_text in outputs:
+        if xla_text == "KNOWN EMPTY":
+            if not got.is_known_empty:
+                longer.append((name, format_map(got)))
+            continue
+        if _printed_operations(format_map(got, "/")) > _printed_operations(xla_text):
+            longer.append((name, format_map(got, "/"), xla_text))
+    assert len(outputs) == 57
+    assert longer == []
+
+
+def test_negative_divisors_print_as_xla_keeps_them() -> None:
+    from hloidx.maps.syntax import parse_map
+
+    # XLA's SymbolicMapSimplification_NegativeDiv: Simplify() leaves it as it is (2 operations)
+    text = "()[s0] -> ((s0 / 2) / -7), domain: s0 in [0, 1233]"
+    m = parse_map(text)
+    assert format_map(simplify(m), "/") == text
+    assert operation_count(m) == _printed_operations(text) == 2
+    # the same floor: x floordiv -c is (-x) floordiv c, ceildiv alike
+    two = parse_map("(d0) -> (d0 floordiv -3, d0 ceildiv -3), domain: d0 in [-10, 10]")
+    assert format_map(two) == "(d0) -> (d0 floordiv -3, d0 ceildiv -3), domain: d0 in [-10, 10]"
+    values = [tuple(evaluate(r, {d0: x}) for r in two.results) for x in range(-10, 11)]
+    assert values == [(x // -3, -(-x // -3)) for x in range(-10, 11)]
+    assert parse_map(format_map(two)) == two
 
 
 # ---------------------------------------------------------------------------

@@ -23,13 +23,14 @@ from __future__ import annotations
 from collections.abc import Collection
 from math import gcd
 
-from .expr import Add, Const, Expr, FloorDiv, Mod, Mul, Var, floordiv, mod
+from .expr import Add, Const, Expr, FloorDiv, Mod, Mul, Var, dim, floordiv, mod
 from .indexing_map import IndexingMap
 from .linear_form import _combine
 
 #: A digit ``(x floordiv a) mod b`` as ``(x, a, b)``; ``b`` None: no mod. ``x`` is a
-#: dimension or a sum of digits, ``("sum", frozenset of (digit, coefficient))``.
-Digit = tuple[Var, int, "int | None"]
+#: dimension, by its index (ints hash in C, nodes through ``Expr.__hash__``), or a sum of
+#: digits, ``("sum", frozenset of (digit, coefficient))``.
+Digit = tuple["int | tuple", int, "int | None"]
 #: ``Σ coefficient * digit + constant``.
 Form = tuple[dict[Digit, int], int]
 
@@ -53,12 +54,44 @@ def simplify_digits(m: IndexingMap, keep: Collection[Var] = ()) -> IndexingMap |
     """
     if m.range_vars or m.rt_vars:
         return None
-    sizes: dict[Var, int] = {}
-    for v, b in m.bounds().items():
+    sizes: dict[int, int] = {}
+    for k, v in enumerate(m.dim_vars):
+        b = v.bounds
         if b.lower != 0 or not 0 <= b.upper < _LIMIT:
             return None
-        sizes[v] = b.upper + 1
-    seen: dict[int, Form] = {}
+        sizes[k] = b.upper + 1
+    seen: dict = {}  # id(node) -> its form; (id(sum), divisor) -> quotient, remainder
+    results = _digit_results(m, sizes, seen, keep)
+    if results is None:
+        return None
+    return IndexingMap(results, m.dim_vars, m.range_vars, m.rt_vars, ())
+
+
+def digits_over_index(
+    m: IndexingMap, strides: list[int], sizes: list[int]
+) -> tuple[Expr, ...] | None:
+    """The results of ``m`` as digit sums of one variable ``L = Σ d_k * strides[k]`` (each
+    dimension ``d_k`` in ``[0, sizes[k] - 1]`` read as the digit ``(L floordiv stride) mod
+    size`` of it), written over ``d0`` standing for ``L``; None when a result or constraint is
+    no digit sum of ``L`` or a constraint can fail. The digits of ``L`` are set on the map's
+    own dimension nodes, so no node is rebuilt (see .linear_index)."""
+    if m.range_vars or m.rt_vars or len(sizes) > 4096:  # (dimension nodes are unique below)
+        return None
+    total = strides[0] * sizes[0]
+    if total >= _LIMIT:
+        return None
+    index_sizes = {0: total}
+    seen: dict = {}
+    for k, (stride, size) in enumerate(zip(strides, sizes, strict=True)):
+        form: dict[Digit, int] = {}
+        _put(form, (0, stride, None if k == 0 else size), 1, index_sizes)
+        seen[id(dim(k))] = (form, 0)
+    return _digit_results(m, index_sizes, seen, ())
+
+
+def _digit_results(
+    m: IndexingMap, sizes: dict[int, int], seen: dict, keep: Collection[Var]
+) -> tuple[Expr, ...] | None:
     try:
         for e, interval in m.constraints:
             form, k = _form(e, sizes, seen)
@@ -71,23 +104,23 @@ def simplify_digits(m: IndexingMap, keep: Collection[Var] = ()) -> IndexingMap |
                     upper += top
             if not (interval.lower <= lower and upper <= interval.upper):
                 return None
-        results = tuple(r if r in keep else _expr(*_form(r, sizes, seen)) for r in m.results)
+        return tuple(r if r in keep else _expr(*_form(r, sizes, seen)) for r in m.results)
     except _NotDigits:
         return None
-    return IndexingMap(results, m.dim_vars, m.range_vars, m.rt_vars, ())
 
 
-def _size(d: Digit, sizes: dict[Var, int]) -> int:
+def _size(d: Digit, sizes: dict[int, int]) -> int:
     """How many values the digit takes (0 to size - 1)."""
     v, a, b = d
     top = (sizes[v] - 1) // a + 1
     return top if b is None or b > top else b
 
 
-def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[Var, int]) -> None:
+def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[int, int]) -> None:
     """``form += c * d``: a digit that is always 0 is left out, a mod that does nothing too."""
     v, a, b = d
-    top = (sizes[v] - 1) // a + 1
+    size = sizes[v]
+    top = (size - 1) // a + 1
     if top <= 1 or b == 1:
         return
     if b is not None and b >= top:
@@ -97,19 +130,29 @@ def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[Var, int]) -> Non
         for digit, k in v[1]:  # a whole sum taken apart earlier: its digits again
             _put(form, digit, k * c, sizes)
         return
-    total = form.get(d, 0) + c
-    if total == 0:
-        del form[d]
-    elif abs(total) * sizes[v] < _LIMIT and len(form) < _MAX_DIGITS:
+    had = form.get(d)
+    if had is None:
+        if c == 0:
+            return
+        if len(form) >= _MAX_DIGITS:
+            raise _NotDigits
+        total = c
+    else:
+        total = had + c
+        if total == 0:
+            del form[d]
+            return
+    if (total if total > 0 else -total) * size < _LIMIT:
         form[d] = total
     else:
         raise _NotDigits
 
 
-def _recombine(form: dict[Digit, int], sizes: dict[Var, int]) -> None:
-    """``c * (x mod b0) + c * b0 * ((x floordiv b0) mod b)`` -> ``c * (x mod (b0 * b))``,
+def _recombine(form: dict[Digit, int], sizes: dict[int, int]) -> None:
+    """``c * (x mod b0) + c * b0 * ((x floordiv b0) mod b)`` -> ``c * (x mod (b0 * b))``
+    (the general simplifier's ``sum`` rule merges them alike),
     with ``x = v floordiv a0`` (``b`` None: ``c * x``), until no pair is left."""
-    merged = True
+    merged = len(form) > 1
     while merged:
         merged = False
         for low, c in form.items():
@@ -117,12 +160,7 @@ def _recombine(form: dict[Digit, int], sizes: dict[Var, int]) -> None:
             if b0 is None:
                 continue
             for high, ch in form.items():
-                if (
-                    high[1] == a0 * b0
-                    and ch == c * b0
-                    and (high[2] is None or type(v) is tuple)
-                    and high[0] == v
-                ):
+                if high[1] == a0 * b0 and ch == c * b0 and high[0] == v:
                     del form[low], form[high]
                     merged_digit = (v, a0, None if high[2] is None else b0 * high[2])
                     if type(v) is tuple and merged_digit[2] is not None:
@@ -143,7 +181,7 @@ def _recombine(form: dict[Digit, int], sizes: dict[Var, int]) -> None:
                 break
 
 
-def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[Var, int]) -> tuple[Form, Form]:
+def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[int, int]) -> tuple[Form, Form]:
     """``form + k`` as ``d * high + low`` with ``low`` in ``[0, d - 1]``: the quotient and the
     remainder by ``d``. Digits are split where ``d`` falls inside one."""
     if k < 0:
@@ -169,7 +207,10 @@ def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[Var, int]) -> tup
         else:
             return _opaque_split(form, k, d, sizes)
     q, r = divmod(k, d)
-    top = r + sum(c * (_size(digit, sizes) - 1) for digit, c in low.items())
+    top = r
+    for (v, a, b), c in low.items():  # the remainder's largest value (see _size)
+        most = (sizes[v] - 1) // a
+        top += c * (most if b is None or b > most else b - 1)
     if top >= d:
         return _opaque_split(form, k, d, sizes)
     _recombine(high, sizes)
@@ -178,7 +219,7 @@ def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[Var, int]) -> tup
 
 
 def _opaque_split(
-    form: dict[Digit, int], k: int, d: int, sizes: dict[Var, int]
+    form: dict[Digit, int], k: int, d: int, sizes: dict[int, int]
 ) -> tuple[Form, Form]:
     """Quotient and remainder by ``d`` of a sum whose digits do not line up with ``d``: the
     digits ``x floordiv d`` and ``x mod d`` of the sum ``x`` itself, which only the digit
@@ -217,30 +258,33 @@ def _opaque_split(
     return (high, 0), (low, 0)
 
 
-def _form(e: Expr, sizes: dict[Var, int], seen: dict[int, Form]) -> Form:
-    """``e`` as a digit sum (memoised by node: maps share their sub-expressions)."""
+def _form(e: Expr, sizes: dict[int, int], seen: dict) -> Form:
+    """``e`` as a digit sum (memoised by node: maps share their sub-expressions; and the
+    quotient and remainder of one sum by one divisor, which reshapes take both of)."""
     got = seen.get(id(e))
     if got is not None:
         return got
     t = type(e)
-    if t is Const:
-        k = e.value  # type: ignore[attr-defined]
-        if not -_LIMIT < k < _LIMIT:
+    if t is FloorDiv or t is Mod:
+        divisor = e.rhs  # type: ignore[attr-defined]
+        if type(divisor) is not Const or divisor.value <= 0:
             raise _NotDigits
-        result: Form = ({}, k)
-    elif t is Var:
-        if e not in sizes:
-            raise _NotDigits
-        form: dict[Digit, int] = {}
-        _put(form, (e, 1, None), 1, sizes)  # type: ignore[arg-type]
-        result = (form, 0)
+        key = (id(e.lhs), divisor.value)  # type: ignore[attr-defined]
+        parts = seen.get(key)
+        if parts is None:
+            uf, uk = _form(e.lhs, sizes, seen)  # type: ignore[attr-defined]
+            parts = seen[key] = _split(uf, uk, divisor.value, sizes)
+        result = parts[0] if t is FloorDiv else parts[1]
     elif t is Add:
-        form = {}
+        form: dict[Digit, int] = {}
         k = 0
         for u in e.terms:  # type: ignore[attr-defined]
             uf, uk = _form(u, sizes, seen)
-            for digit, c in uf.items():
-                _put(form, digit, c, sizes)
+            if form:
+                for digit, c in uf.items():
+                    _put(form, digit, c, sizes)
+            else:
+                form.update(uf)  # a form's digits are already normal: nothing to merge yet
             k += uk
         if not -_LIMIT < k < _LIMIT:
             raise _NotDigits
@@ -250,15 +294,26 @@ def _form(e: Expr, sizes: dict[Var, int], seen: dict[int, Form]) -> Form:
         uf, uk = _form(e.lhs, sizes, seen)  # type: ignore[attr-defined]
         c = e.rhs.value  # type: ignore[attr-defined]
         form = {}
-        for digit, v in uf.items():
-            _put(form, digit, v * c, sizes)
+        for digit, v in uf.items():  # normal digits, scaled: only the bound to check
+            scaled = v * c
+            if (scaled if scaled > 0 else -scaled) * sizes[digit[0]] >= _LIMIT:
+                raise _NotDigits
+            form[digit] = scaled
         if not -_LIMIT < uk * c < _LIMIT:
             raise _NotDigits
         result = (form, uk * c)
-    elif (t is FloorDiv or t is Mod) and type(e.rhs) is Const and e.rhs.value > 0:  # type: ignore[attr-defined]
-        uf, uk = _form(e.lhs, sizes, seen)  # type: ignore[attr-defined]
-        quotient, remainder = _split(uf, uk, e.rhs.value, sizes)  # type: ignore[attr-defined]
-        result = quotient if t is FloorDiv else remainder
+    elif t is Var:
+        index = e.index  # type: ignore[attr-defined]
+        if e.kind != 0 or index not in sizes:  # type: ignore[attr-defined]
+            raise _NotDigits
+        form = {}
+        _put(form, (index, 1, None), 1, sizes)
+        result = (form, 0)
+    elif t is Const:
+        k = e.value  # type: ignore[attr-defined]
+        if not -_LIMIT < k < _LIMIT:
+            raise _NotDigits
+        result = ({}, k)
     else:
         raise _NotDigits
     seen[id(e)] = result
@@ -268,8 +323,8 @@ def _form(e: Expr, sizes: dict[Var, int], seen: dict[int, Form]) -> Form:
 def _expr(form: dict[Digit, int], k: int) -> Expr:
     terms = []
     for (v, a, b), c in form.items():
-        if type(v) is not Var:
+        if type(v) is not int:
             raise _NotDigits  # the digit of a sum that did not line up
-        x = v if a == 1 else floordiv(v, a)
+        x = dim(v) if a == 1 else floordiv(dim(v), a)
         terms.append((x if b is None else mod(x, b), c))
     return _combine(terms, k)

@@ -9,15 +9,29 @@ back to exact Python integers (object arrays) otherwise.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..errors import EnumerationLimitError
 from .expr import Add, Const, Expr, Max, Min, Mod, Mul, Var, evaluate, variables
 
-if TYPE_CHECKING:
-    from .indexing_map import Constraint, IndexingMap
+
+class MapDomain(Protocol):
+    """What enumeration reads of an ``IndexingMap`` (this module sits below the map module,
+    which asks it whether a group of constraints can hold)."""
+
+    results: Any
+    constraints: Any
+    is_known_empty: bool
+
+    def bounds(self) -> Any: ...
+    def var_list(self) -> Any: ...
+    def box_size(self) -> int: ...
+
+
+#: ``(expression, interval)``, as in ``IndexingMap.constraints``.
+Constraint = tuple[Expr, Any]
 
 DEFAULT_LIMIT = 1_000_000
 _SAFE = 2**62
@@ -42,12 +56,12 @@ def magnitude(expr: Expr, bound_of: dict[Var, int]) -> int:
     return a + 1  # floordiv / ceildiv by a divisor of magnitude >= 1
 
 
-def _bound_magnitudes(indexing_map: IndexingMap) -> dict[Var, int]:
+def _bound_magnitudes(indexing_map: MapDomain) -> dict[Var, int]:
     return {v: max(abs(b.lower), abs(b.upper)) for v, b in indexing_map.bounds().items()}
 
 
 def box_points(
-    indexing_map: IndexingMap, variables_: Sequence[Var], limit: int
+    indexing_map: MapDomain, variables_: Sequence[Var], limit: int
 ) -> dict[Var, np.ndarray]:
     """Every point of the box spanned by ``variables_`` as one column per variable."""
     bounds = indexing_map.bounds()
@@ -75,7 +89,7 @@ def _evaluate_columns(expr: Expr, columns: dict[Var, np.ndarray], safe: bool, n:
 
 
 def feasible_points(
-    indexing_map: IndexingMap, limit: int = DEFAULT_LIMIT
+    indexing_map: MapDomain, limit: int = DEFAULT_LIMIT
 ) -> tuple[dict[Var, np.ndarray], int]:
     """Columns of every domain point that satisfies the constraints, and their count."""
     all_vars = indexing_map.var_list()
@@ -94,7 +108,7 @@ def feasible_points(
 
 
 def evaluate_results(
-    indexing_map: IndexingMap, columns: dict[Var, np.ndarray], n: int
+    indexing_map: MapDomain, columns: dict[Var, np.ndarray], n: int
 ) -> list[np.ndarray]:
     mags = _bound_magnitudes(indexing_map)
     return [
@@ -103,7 +117,7 @@ def evaluate_results(
 
 
 def relation(
-    indexing_map: IndexingMap,
+    indexing_map: MapDomain,
     limit: int = DEFAULT_LIMIT,
     with_runtime: bool = False,
 ) -> set[tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -132,7 +146,7 @@ def relation(
 
 
 def constraint_group_is_satisfiable(
-    indexing_map: IndexingMap, constraints: Sequence[Constraint], limit: int = 100_000
+    indexing_map: MapDomain, constraints: Sequence[Constraint], limit: int = 100_000
 ) -> bool:
     """Whether some point of the box satisfies all ``constraints`` (False when unsure)."""
     involved: set[Var] = set()

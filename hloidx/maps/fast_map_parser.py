@@ -186,8 +186,10 @@ class _Reader:
                 product = operand
             elif type(operand) is Const:
                 c = operand.value
-                if c <= 0 and build is not mul:
-                    raise _GiveUp  # a divisor that is not positive: the Lark path words it
+                if c <= 0 and build is not mul and (c == 0 or build is mod):
+                    # zero (the Lark path words the error) or a negative modulus; a negative
+                    # divisor of floordiv/ceildiv is XLA's ``x floordiv -c``, the builder's
+                    raise _GiveUp
                 # The builder's commonest case, taken without the call: a new node ``x op c``
                 # (no fold applies: c is not 0 or 1, x no constant, and a product is neither
                 # a sum to distribute over nor a product to merge).

@@ -4,8 +4,8 @@
 ``FloorDiv``, ``CeilDiv``, ``Mod``, ``Min``, ``Max``. Each node carries what is known when it
 is built (its hash, its operation count, its depth) and two caches that the range evaluator
 and the simplifier fill (see ``Expr``). Equal trees are usually the same object (see
-.interning). Build nodes through the builders of .expr, which keep one tree per expression;
-the operators on ``Expr`` call them.
+.interning). Build nodes through the builders of .builders, which keep one tree per expression;
+that module gives ``Expr`` its operators (which call them) and its text (.printer).
 """
 
 from __future__ import annotations
@@ -68,48 +68,8 @@ class Expr:
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"expression nodes are immutable (cannot delete {name!r})")
 
-    # -- operator sugar (all through the builders) ----------------------------
-    def __add__(self, other: Expr | int) -> Expr:
-        return _builders.add(self, other)
-
-    def __radd__(self, other: Expr | int) -> Expr:
-        return _builders.add(other, self)
-
-    def __sub__(self, other: Expr | int) -> Expr:
-        return _builders.add(self, _builders.mul(other, -1))
-
-    def __rsub__(self, other: Expr | int) -> Expr:
-        return _builders.add(other, _builders.mul(self, -1))
-
-    def __neg__(self) -> Expr:
-        return _builders.mul(self, -1)
-
-    def __mul__(self, other: Expr | int) -> Expr:
-        return _builders.mul(self, other)
-
-    def __rmul__(self, other: Expr | int) -> Expr:
-        return _builders.mul(other, self)
-
-    def __floordiv__(self, other: Expr | int) -> Expr:
-        return _builders.floordiv(self, other)
-
-    def __mod__(self, other: Expr | int) -> Expr:
-        return _builders.mod(self, other)
-
-    def floordiv(self, other: Expr | int) -> Expr:
-        return _builders.floordiv(self, other)
-
-    def ceildiv(self, other: Expr | int) -> Expr:
-        return _builders.ceildiv(self, other)
-
-    def mod(self, other: Expr | int) -> Expr:
-        return _builders.mod(self, other)
-
-    def min(self, other: Expr | int) -> Expr:
-        return _builders.min_(self, other)
-
-    def max(self, other: Expr | int) -> Expr:
-        return _builders.max_(self, other)
+    # -- operator sugar: ``+ - * // %``, ``floordiv``, ``ceildiv``, ``mod``, ``min``, ``max``
+    # and ``str()`` are given to Expr by .builders (the builders are their entry points).
 
     # -- queries -------------------------------------------------------------
     def is_const(self, value: int | None = None) -> bool:
@@ -121,11 +81,6 @@ class Expr:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), self._key())
-
-    def __str__(self) -> str:
-        from .printer import format_expr
-
-        return format_expr(self)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self})"
@@ -266,6 +221,9 @@ class Add(Expr):
 class BinaryExpr(Expr):
     __slots__ = ("lhs", "rhs")
 
+    #: Whether ``(-x) op c`` is written ``x op -c`` (floordiv, ceildiv): one operation fewer.
+    _negative_divisor = False
+
     def __new__(cls, lhs: Expr, rhs: Expr) -> BinaryExpr:
         key = (cls, id(lhs), id(rhs))
         node = INTERNED.get(key)
@@ -274,7 +232,10 @@ class BinaryExpr(Expr):
         # The hottest constructor: _start and remember inlined.
         node = _new(cls)
         _set_hash(node, hash((cls, lhs._hash, rhs._hash)))
-        _set_operations(node, 1 + lhs.operations + rhs.operations)
+        operations = 1 + lhs.operations + rhs.operations
+        if type(lhs) is Mul and cls._negative_divisor and _is_negation(lhs, rhs):
+            operations -= 1  # ``(-x) floordiv c`` is written ``x floordiv -c`` (as XLA keeps it)
+        _set_operations(node, operations)
         _set_depth(node, 1 + (lhs.depth if lhs.depth > rhs.depth else rhs.depth))
         _set_range_memo(node, _NO_MEMO)
         _set_simplified_memo(node, _NO_MEMO)
@@ -318,10 +279,29 @@ class Mul(BinaryExpr):
 
 class FloorDiv(BinaryExpr):
     __slots__ = ()
+    _negative_divisor = True
 
 
 class CeilDiv(BinaryExpr):
     __slots__ = ()
+    _negative_divisor = True
+
+
+def _is_negation(lhs: Expr, divisor: Expr) -> bool:
+    """Whether ``lhs`` is ``x * -1`` and ``divisor`` a constant: the builders keep a negative
+    divisor as ``(-x) floordiv c``, which prints (and counts) as XLA's ``x floordiv -c``."""
+    factor = lhs.rhs  # type: ignore[attr-defined]
+    return type(factor) is Const and factor.value == -1 and type(divisor) is Const
+
+
+def is_negated_division(node: Expr) -> bool:
+    """``(-x) floordiv c`` or ``(-x) ceildiv c``: printed ``x floordiv -c`` / ``x ceildiv -c``."""
+    t = type(node)
+    return (
+        (t is FloorDiv or t is CeilDiv)
+        and type(node.lhs) is Mul  # type: ignore[attr-defined]
+        and _is_negation(node.lhs, node.rhs)  # type: ignore[attr-defined]
+    )
 
 
 class Mod(BinaryExpr):
@@ -334,8 +314,3 @@ class Min(BinaryExpr):
 
 class Max(BinaryExpr):
     __slots__ = ()
-
-
-# The operators on Expr build through the builders, which need the classes above: bound here,
-# after them, so that importing either module first works.
-from . import expr as _builders  # noqa: E402

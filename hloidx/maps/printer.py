@@ -5,7 +5,8 @@ here can be pasted into XLA and back:
 
 * ``+`` binds loosest; ``*``, ``floordiv``, ``ceildiv`` and ``mod`` bind tighter and any
   compound operand of theirs is parenthesised (``(d0 * 2) floordiv 3``);
-* ``x * -1`` prints as ``-x`` (the operand parenthesised when compound);
+* ``x * -1`` prints as ``-x`` (the operand parenthesised when compound); ``(-x) floordiv c``
+  (how the builders keep a negative divisor) prints as XLA's ``x floordiv -c``, ceildiv alike;
 * in a sum, ``+ x * -1`` prints as ``- x``, ``+ x * -k`` as ``- x * k`` and ``+ -k`` as ``- k``;
 * ``min(a, b)`` / ``max(a, b)`` in function form;
 * the map: ``(d0, d1)[s0]{rt0} -> (results), domain: d0 in [0, 9], ..., <constraints sorted>``
@@ -23,12 +24,36 @@ another variable's default name (dimension 0 named ``s0``) prints ambiguously, a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-from .expr import Add, CeilDiv, Const, Expr, FloorDiv, Max, Min, Mod, Mul, Var, VarKind
+from .nodes import (
+    Add,
+    CeilDiv,
+    Const,
+    Expr,
+    FloorDiv,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Var,
+    VarKind,
+    is_negated_division,
+)
 
-if TYPE_CHECKING:
-    from .indexing_map import IndexingMap
+
+class PrintableMap(Protocol):
+    """What the printer reads of an ``IndexingMap`` (the printer sits below the map module:
+    ``IndexingMap.__str__`` prints through it)."""
+
+    dim_vars: Any
+    range_vars: Any
+    rt_vars: Any
+    results: Any
+    constraints: Any
+    is_undefined: bool
+    is_known_empty: bool
+
 
 _SPELLING = {Mul: " * ", CeilDiv: " ceildiv ", Mod: " mod "}
 
@@ -109,6 +134,11 @@ def format_expr(
         if t is Mul and type(node.rhs) is Const and node.rhs.value == -1:
             emit("-")
             visit(node.lhs, True)
+        elif is_negated_division(node):
+            # ``(-x) floordiv c`` as XLA keeps it: ``x floordiv -c`` (the same floor)
+            visit(node.lhs.lhs, True)
+            emit(div if t is FloorDiv else _SPELLING[t])
+            emit(str(-node.rhs.value))
         else:
             visit(node.lhs, True)
             emit(div if t is FloorDiv else _SPELLING[t])
@@ -120,7 +150,7 @@ def format_expr(
     return "".join(out)
 
 
-def variable_names(indexing_map: IndexingMap) -> tuple[list[str], list[str], list[str]]:
+def variable_names(indexing_map: PrintableMap) -> tuple[list[str], list[str], list[str]]:
     """The printed name of every dimension, range and runtime variable of a map."""
     return (
         [v.name or f"d{i}" for i, v in enumerate(indexing_map.dim_vars)],
@@ -130,7 +160,7 @@ def variable_names(indexing_map: IndexingMap) -> tuple[list[str], list[str], lis
 
 
 def format_map(
-    indexing_map: IndexingMap,
+    indexing_map: PrintableMap,
     floordiv_spelling: str = "floordiv",
     multiline: bool = False,
 ) -> str:

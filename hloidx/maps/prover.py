@@ -5,7 +5,7 @@ canonical terms); and the Verdict it returns."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from .expr import (
     CeilDiv,
@@ -32,8 +32,12 @@ from .polynomial import (
 
 VerdictKind = Literal["proved", "exhaustive", "sampled", "refuted", "skipped"]
 
-if TYPE_CHECKING:
-    from .equivalence import _Checker
+
+class _Checker(Protocol):
+    """What a proof needs of the verdict ladder (.equivalence) that runs it: its clock."""
+
+    def check_time(self) -> None:
+        """Raise when the check is out of time."""
 
 
 _MAX_CASES = 512  # leaf cases the proof may examine before giving up

@@ -8,26 +8,8 @@ from typing import Any
 
 from ..caches import memo, register
 from ..errors import DomainError
-from .expr import (
-    Add,
-    BinaryExpr,
-    CeilDiv,
-    Const,
-    Expr,
-    FloorDiv,
-    Max,
-    Min,
-    Mod,
-    Mul,
-    Var,
-    add,
-    ceildiv,
-    floordiv,
-    max_,
-    min_,
-    mod,
-    mul,
-)
+from .builders import add, ceildiv, floordiv, max_, min_, mod, mul
+from .nodes import Add, BinaryExpr, CeilDiv, Const, Expr, FloorDiv, Max, Min, Mod, Mul, Var
 
 #: The builder for each binary node class (used by generic rebuilds).
 BUILDERS: dict[type[BinaryExpr], Callable[[Expr, Expr], Expr]] = {
@@ -38,28 +20,6 @@ BUILDERS: dict[type[BinaryExpr], Callable[[Expr, Expr], Expr]] = {
     Min: min_,
     Max: max_,
 }
-
-#: The names ``hloidx.maps.expr`` answers for too, read from here lazily (callers written before the
-#: walkers moved out of ``expr`` keep working).
-READ_THROUGH_EXPR = frozenset(
-    {
-        "BUILDERS",
-        "_OP_RANK",
-        "_maximum",
-        "_minimum",
-        "_summand_key",
-        "children",
-        "evaluate",
-        "is_affine",
-        "map_children",
-        "rebuild",
-        "replace_vars",
-        "sort_key",
-        "sort_summands",
-        "variables",
-        "xla_order_key",
-    }
-)
 
 
 def rebuild(node: Expr, children: Iterable[Expr]) -> Expr:
