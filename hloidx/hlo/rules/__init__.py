@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401
     async_ops,
+    attention,
     basic,
     collectives,
     custom_calls,
