@@ -487,3 +487,40 @@ def test_the_llama_call_site_has_no_undefined_operand() -> None:
     assert len(root.operands) == 13
     assert not any(m.is_undefined for o in root.operands for m in o.output_to_input)
     assert [o.exact for o in root.operands][:3] == [False, False, False]  # padding mask
+
+
+def test_calls_that_differ_only_in_backend_config_keep_their_own_maps() -> None:
+    """Structurally equal instructions share their analysis; a custom-call's backend_config
+    (here the mask) is part of what makes them equal."""
+    lines = [
+        "HloModule m",
+        "ENTRY e {",
+        "  q = bf16[2,3,2,2] parameter(0)",
+        "  k = bf16[2,3,1,2] parameter(1)",
+        "  bias = bf16[0] parameter(2)",
+        "  seed = u32[2] parameter(3)",
+        "  cu = s32[3] parameter(4)",
+        "  z = f32[0] parameter(5)",
+    ]
+    config = _config({**BASE, "mask": 0, "e": 2})
+    call = (
+        "(bf16[2,3,2,2], f32[2,2,3,1], u32[2,4], u8[48]) custom-call(q, k, k, bias, seed, cu, "
+        'cu, z, z, z, z, z, z), custom_call_target="te_fused_attn_forward_ffi", '
+        "backend_config="
+    )
+    lines.append(f"  none = {call}{config}")
+    lines.append(f"  causal = {call}{config.replace('mask_type = 0', 'mask_type = 2')}")
+    lines.append("  a = u8[48] get-tuple-element(none), index=3")
+    lines.append("  b = u8[48] get-tuple-element(causal), index=3")
+    lines.append("  ROOT t = (u8[48], u8[48]) tuple(a, b)\n}")
+    text = "\n".join(lines)
+    result = analyze(hloidx.parse_hlo(text))
+    maps = {
+        r.name: str(r.operands[1].output_to_input[0])
+        for r in result.instructions
+        if r.name in ("none", "causal")
+    }
+    assert "in [" in maps["causal"].split("domain:")[1]
+    assert "s0 - d1" not in maps["none"]
+    assert "-d1 + s0" not in maps["none"]
+    assert maps["none"] != maps["causal"]
