@@ -118,7 +118,9 @@ def influence(fn, inputs: list[np.ndarray]) -> list[list[set]]:
             for o, (was, now) in enumerate(zip(base, after, strict=True)):
                 if was is None:
                     continue
-                for out_idx in zip(*np.nonzero(was != now), strict=True):
+                # a change at the last bits is summation order, not influence
+                moved = np.abs(was - now) > 1e-9 * (1.0 + np.abs(was))
+                for out_idx in zip(*np.nonzero(moved), strict=True):
                     rel[o][j].add((tuple(int(i) for i in out_idx), idx))
     return rel
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...maps.expr import Expr, dim, floordiv
 from ...maps.indexing_map import IndexingMap
@@ -340,56 +340,109 @@ def _te_kernel(instr: Instruction) -> Kernel:
         if _dims(outputs[1]) != (bq, heads, sq, 1):
             raise unsupported(instr, "softmax statistics of another shape than [B,H,Sq,1]")
     seqlens_ok = all(_dims(operands[i]) == (bq + 1,) for i in seq_at)
-
-    def common(out: Access, *, with_v: bool) -> dict[int, Read]:
-        """The reads through the scores and P: Q, K, (V), bias, and sequence lengths."""
-        reads: dict[int, Read] = {0: (out, q_like("*a")), 1: (out, kv_like("*a"))}
-        if with_v:
-            reads[2] = (out, kv_like("*e"))
-        if bias_access is not None:
-            reads[3] = (out, bias_access)
-        if padding:
-            for i in seq_at:
-                reads[i] = "seqlens" if seqlens_ok and "b" in out else "whole"
-        return reads
-
+    tensors = Tensors(
+        q=(0, q_like("a")),
+        k=(1, kv_like("a")),
+        v=(2, kv_like("e")),
+        bias=(3, bias_access) if bias_access is not None else None,
+        seqlens=tuple((i, "cu" if seqlens_ok else "whole") for i in seq_at) if padding else (),
+        random=4 if not backward else rng_at,
+    )
     if not backward:
         o_out = q_like("e")
-        o_reads = common(o_out, with_v=False)
-        o_reads[2] = (o_out, kv_like("e"))
-        if dropout:
-            o_reads[4] = "whole"
-        stat_reads = common(stats, with_v=False)
+        o_reads, stat_reads = forward_reads(tensors, o_out, stats, dropout)
         return Kernel(att, ((o_out, o_reads), (stats, stat_reads), ((), {4: "whole"}), ((), {})))
+    tensors = replace(
+        tensors, stats=(stats_at, stats), o=(o_at, q_like("e")), do=(do_at, q_like("e"))
+    )
+    outs = [q_like("a"), kv_like("a"), kv_like("e"), bias_access]
+    reads = backward_reads(tensors, *outs, dropout)
+    return Kernel(att, (*((out or (), r) for out, r in zip(outs, reads, strict=True)), ((), {})))
+
+
+@dataclass(frozen=True)
+class Tensors:
+    """Which operand holds each tensor of an attention call and how it is indexed (``a`` the
+    Q/K feature, ``e`` the V feature)."""
+
+    q: tuple[int, Access]
+    k: tuple[int, Access]
+    v: tuple[int, Access]
+    bias: tuple[int, Access] | None = None
+    #: sequence lengths of a padding mask: (operand, "cu" for cumulative lengths [B + 1],
+    #: "batch" for one length per batch [B], "whole")
+    seqlens: tuple[tuple[int, str], ...] = ()
+    #: the operand dropout's random numbers come from (read whole when dropping)
+    random: int | None = None
+    stats: tuple[int, Access] | None = None
+    o: tuple[int, Access] | None = None
+    do: tuple[int, Access] | None = None
+
+
+def _every(access: Access, feature: str) -> Access:
+    """The access with its feature dimension read whole."""
+    return tuple(f"*{sym}" if sym == feature else sym for sym in access)
+
+
+def _through_scores(t: Tensors, out: Access, *, with_v: bool) -> dict[int, Read]:
+    """What an element reads through the scores and P: Q, K, (V), bias, sequence lengths."""
+    reads: dict[int, Read] = {
+        t.q[0]: (out, _every(t.q[1], "a")),
+        t.k[0]: (out, _every(t.k[1], "a")),
+    }
+    if with_v:
+        reads[t.v[0]] = (out, _every(t.v[1], "e"))
+    if t.bias is not None:
+        reads[t.bias[0]] = (out, t.bias[1])
+    for i, kind in t.seqlens:
+        if "b" not in out or kind == "whole":
+            reads[i] = "whole"
+        else:
+            reads[i] = "seqlens" if kind == "cu" else (out, ("b",))
+    return reads
+
+
+def forward_reads(
+    t: Tensors, o_out: Access, stats_out: Access | None, dropout: bool
+) -> tuple[dict[int, Read], dict[int, Read]]:
+    """O = softmax(mask(Q K^T + bias)) V, and the softmax statistics (per query row)."""
+    o_reads = _through_scores(t, o_out, with_v=False)
+    o_reads[t.v[0]] = (o_out, t.v[1])
+    if dropout and t.random is not None:
+        o_reads[t.random] = "whole"
+    stat_reads = _through_scores(t, stats_out, with_v=False) if stats_out is not None else {}
+    return o_reads, stat_reads
+
+
+def backward_reads(
+    t: Tensors,
+    dq_out: Access,
+    dk_out: Access,
+    dv_out: Access,
+    dbias_out: Access | None,
+    dropout: bool,
+) -> list[dict[int, Read]]:
+    """dQ, dK, dBias from dS = P (dO V^T - rowsum(dO O)); dV = P^T dO (neither V nor O)."""
+    assert t.stats is not None
+    assert t.o is not None
+    assert t.do is not None
 
     def gradient(out: Access) -> dict[int, Read]:
-        reads = common(out, with_v=True)
-        reads[stats_at] = (out, stats)
-        reads[o_at] = (out, q_like("*e"))
-        reads[do_at] = (out, q_like("*e"))
-        if dropout:
-            reads[rng_at] = "whole"
+        reads = _through_scores(t, out, with_v=True)
+        reads[t.stats[0]] = (out, t.stats[1])
+        reads[t.o[0]] = (out, _every(t.o[1], "e"))
+        reads[t.do[0]] = (out, _every(t.do[1], "e"))
+        if dropout and t.random is not None:
+            reads[t.random] = "whole"
         return reads
 
-    dq_out, dk_out, dv_out = q_like("a"), kv_like("a"), kv_like("e")
-    dv_reads = common(dv_out, with_v=False)
-    dv_reads[stats_at] = (dv_out, stats)
-    dv_reads[do_at] = (dv_out, q_like("e"))
-    if dropout:
-        dv_reads[rng_at] = "whole"
-    dbias: tuple[Access, dict[int, Read]] = (
-        (bias_access, gradient(bias_access)) if bias_access is not None else ((), {})
-    )
-    return Kernel(
-        att,
-        (
-            (dq_out, gradient(dq_out)),
-            (dk_out, gradient(dk_out)),
-            (dv_out, dv_reads),
-            dbias,
-            ((), {}),
-        ),
-    )
+    dv_reads = _through_scores(t, dv_out, with_v=False)
+    dv_reads[t.stats[0]] = (dv_out, t.stats[1])
+    dv_reads[t.do[0]] = (dv_out, t.do[1])
+    if dropout and t.random is not None:
+        dv_reads[t.random] = "whole"
+    dbias = gradient(dbias_out) if dbias_out is not None else {}
+    return [gradient(dq_out), gradient(dk_out), dv_reads, dbias]
 
 
 def pick_back(sbhd: bool, bshd: tuple[int, ...]) -> tuple[int, ...]:
