@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     attention,
     basic,
     collectives,
+    cudnn_attention,
     custom_calls,
     reductions,
     shape_ops,

@@ -202,7 +202,7 @@ class Kernel:
     outputs: tuple[tuple[Access, dict[int, Read]], ...]
 
 
-def _config(instr: Instruction) -> dict[str, object]:
+def config_of(instr: Instruction) -> dict[str, object]:
     """The backend_config, as JSON or as the MLIR dictionary JAX writes
     (``{attn_heads = 32 : i64, deterministic = false, ...}``)."""
     raw = instr.attributes.get("backend_config", "").strip()
@@ -240,7 +240,7 @@ def _int(instr: Instruction, config: dict[str, object], key: str, default: int |
     return value
 
 
-def _dims(shape: Shape) -> tuple[int, ...]:
+def dims_of(shape: Shape) -> tuple[int, ...]:
     return tuple(shape.dims) if shape.is_array else ()
 
 
@@ -248,14 +248,14 @@ def _is_empty(shape: Shape) -> bool:
     return shape.is_array and shape.num_elements() == 0
 
 
-def _outputs(instr: Instruction) -> list[Shape]:
+def outputs_of(instr: Instruction) -> list[Shape]:
     return list(instr.shape.tuple_shapes) if instr.shape.is_tuple else [instr.shape]
 
 
 def _te_kernel(instr: Instruction) -> Kernel:
     target = instr.attributes.get("custom_call_target", "").strip().strip('"')
     backward = target == BACKWARD
-    config = _config(instr)
+    config = config_of(instr)
     layout = _int(instr, config, "qkv_layout")
     if layout not in _LAYOUTS:
         name = _LAYOUT_NAMES[layout] if 0 <= layout < len(_LAYOUT_NAMES) else str(layout)
@@ -266,13 +266,13 @@ def _te_kernel(instr: Instruction) -> Kernel:
         raise unsupported(instr, f"mask_type {mask} is not modelled")
     padding, causal, bottom_right = _MASKS[mask]
     operands = [o.shape for o in instr.operands]
-    outputs = _outputs(instr)
+    outputs = outputs_of(instr)
     first_extra = 12 if backward else 9
     if len(operands) < first_extra or len(outputs) != (5 if backward else 4):
         raise unsupported(instr, "its operands or results are not TransformerEngine's")
     if any(not _is_empty(s) for s in operands[first_extra:]):
         raise unsupported(instr, "segment ids or positions are not modelled")
-    q, k, v = (_dims(s) for s in operands[:3])
+    q, k, v = (dims_of(s) for s in operands[:3])
     if len(q) != 4 or len(k) != 4 or len(v) != 4:
         raise unsupported(instr, "Q, K and V must be rank 4")
     pick = (lambda x: (x[1], x[0], x[2], x[3])) if sbhd else (lambda x: x)
@@ -312,7 +312,7 @@ def _te_kernel(instr: Instruction) -> Kernel:
             raise unsupported(instr, "a bias tensor with bias_type NO_BIAS/ALIBI")
         bias_access: Access | None = None
     elif bias_type in _TENSOR_BIAS:
-        bd = _dims(bias)
+        bd = dims_of(bias)
         if len(bd) != 4 or bd[0] not in (1, bq) or bd[1] not in (1, heads) or bd[2:] != (sq, skv):
             raise unsupported(instr, f"a bias of shape {bias} is not modelled")
         bias_access = ("b" if bd[0] > 1 else "0", "h" if bd[1] > 1 else "0", "s", "t")
@@ -329,17 +329,17 @@ def _te_kernel(instr: Instruction) -> Kernel:
     if backward:
         expected_stats = (bq, heads, sq, 1)
         stats_at, rng_at, o_at, do_at, seq_at = 4, 5, 6, 7, (8, 9)
-        if _dims(operands[stats_at]) != expected_stats:
+        if dims_of(operands[stats_at]) != expected_stats:
             raise unsupported(instr, "softmax statistics of another shape than [B,H,Sq,1]")
-        if _dims(operands[o_at]) != pick_back(sbhd, (bq, sq, heads, dv)) or _dims(
+        if dims_of(operands[o_at]) != pick_back(sbhd, (bq, sq, heads, dv)) or dims_of(
             operands[do_at]
-        ) != _dims(operands[o_at]):
+        ) != dims_of(operands[o_at]):
             raise unsupported(instr, "O and dO must have Q's layout with V's head size")
     else:
         seq_at = (5, 6)
-        if _dims(outputs[1]) != (bq, heads, sq, 1):
+        if dims_of(outputs[1]) != (bq, heads, sq, 1):
             raise unsupported(instr, "softmax statistics of another shape than [B,H,Sq,1]")
-    seqlens_ok = all(_dims(operands[i]) == (bq + 1,) for i in seq_at)
+    seqlens_ok = all(dims_of(operands[i]) == (bq + 1,) for i in seq_at)
     tensors = Tensors(
         q=(0, q_like("a")),
         k=(1, kv_like("a")),
@@ -488,13 +488,13 @@ def _indexing(read: Read | None, exact: bool, build) -> OperandIndexing:
 
 def kernel_output_to_input(instr: Instruction, kernel: Kernel) -> IndexingTable:
     att = kernel.att
-    shapes = _outputs(instr)
+    shapes = outputs_of(instr)
     table: IndexingTable = []
     for (out, reads), shape in zip(kernel.outputs, shapes, strict=True):
-        out_dims = _dims(shape)
+        out_dims = dims_of(shape)
         row = []
         for j, operand in enumerate(instr.operands):
-            op_dims = _dims(operand.shape)
+            op_dims = dims_of(operand.shape)
 
             def build(read: Read, out=out, out_dims=out_dims, op_dims=op_dims) -> IndexingMap:
                 if read == "whole":
@@ -511,13 +511,13 @@ def kernel_output_to_input(instr: Instruction, kernel: Kernel) -> IndexingTable:
 
 def kernel_input_to_output(instr: Instruction, kernel: Kernel) -> IndexingTable:
     att = kernel.att
-    shapes = _outputs(instr)
+    shapes = outputs_of(instr)
     table: IndexingTable = []
     for j, operand in enumerate(instr.operands):
-        op_dims = _dims(operand.shape)
+        op_dims = dims_of(operand.shape)
         row = []
         for (out, reads), shape in zip(kernel.outputs, shapes, strict=True):
-            out_dims = _dims(shape)
+            out_dims = dims_of(shape)
 
             def build(read: Read, out=out, out_dims=out_dims, op_dims=op_dims) -> IndexingMap:
                 if read == "whole":
