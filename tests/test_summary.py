@@ -178,8 +178,8 @@ ENTRY main {
 """
 
 
-def _layers(**options) -> dict:
-    return summarize(hloidx.analyze(hloidx.parse_hlo(LAYERS)), **options)
+def _layers(group: bool = True, **options) -> dict:
+    return summarize(hloidx.analyze(hloidx.parse_hlo(LAYERS)), group=group, **options)
 
 
 def test_repeats_of_a_layer_share_one_row_with_their_count() -> None:
@@ -210,14 +210,15 @@ def test_different_attributes_are_never_grouped() -> None:
         "d2 = f32[4,8] dot(f2, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
         "d2 = f32[4,8] dot(f2, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}",
     )
-    rows = {r["name"]: r for r in summarize(hloidx.analyze(hloidx.parse_hlo(text)))["rows"]}
+    analysis = hloidx.analyze(hloidx.parse_hlo(text))
+    rows = {r["name"]: r for r in summarize(analysis, group=True)["rows"]}
     assert rows["d1"]["count"] == 1
     assert rows["d2"]["count"] == 1
 
 
 def test_total_reads_is_every_element_read_and_sorts_the_groups() -> None:
     module = hloidx.parse_hlo(LAYERS)
-    doc = summarize(hloidx.analyze(module))
+    doc = summarize(hloidx.analyze(module), group=True)
     rows = {r["name"]: r for r in doc["rows"]}
     d1 = next(i for i in module.entry.instructions if i.name == "d1")
     expected = sum(len(oracle_relation(d1, k)) for k in range(2))

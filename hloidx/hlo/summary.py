@@ -222,12 +222,14 @@ def _unknown_sources(ins: InstructionAnalysis) -> str | None:
     return f"custom-call {_kind(instr)}" if instr.opcode == "custom-call" else instr.opcode
 
 
-def summarize(analysis: ModuleAnalysis, sort: str = "total", group: bool = True) -> dict[str, Any]:
+def summarize(analysis: ModuleAnalysis, sort: str = "total", group: bool = False) -> dict[str, Any]:
     """The summary document of an analysis: rows over the entry computation's instructions
     that read memory (those analysed), and totals over every analysed instruction.
 
-    With ``group``, structurally equal instructions (the repeats of one layer) share one row
-    with their ``count`` and ``members``; ``total`` sorts by their element reads together."""
+    With ``group`` (as ``hloidx summary`` does unless told ``--no-group``), structurally equal
+    instructions (the repeats of one layer) share one row with their ``count`` and ``members``;
+    ``total`` sorts by their element reads together. Without it every row is one instruction
+    (``count`` 1), as the HTML report and the end of ``hloidx maps`` list them."""
     entry = [
         ins
         for ins in analysis.instructions
