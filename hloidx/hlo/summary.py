@@ -95,7 +95,7 @@ def _kind(instr: Instruction) -> str:
     return ""
 
 
-def _operand_row(op: Any) -> dict[str, Any]:
+def _operand_row(op: Any, status: str) -> dict[str, Any]:
     use = op.utilization
     return {
         "name": op.name,
@@ -103,16 +103,16 @@ def _operand_row(op: Any) -> dict[str, Any]:
         "distinct": use.distinct if use is not None else None,
         "reads": use.reads if use is not None else None,
         "utilization_kind": use.kind if use is not None else None,
-        "status": op.status or "unknown",
+        "status": status,
         "maps": len([m for m in op.output_to_input if not m.is_known_empty]),
         "runtime_variables": bool(op.runtime_vars),
     }
 
 
-def _row(ins: InstructionAnalysis) -> dict[str, Any]:
+def _row(ins: InstructionAnalysis, statuses: dict[int, str]) -> dict[str, Any]:
     instr = ins.instruction
     assert instr is not None
-    operands = [_operand_row(op) for op in ins.operands]
+    operands = [_operand_row(op, statuses[id(op)]) for op in ins.operands]
     # a scalar read by every output element says nothing about traffic: rank > 0 only
     reads = [
         o["reads"]
@@ -145,17 +145,27 @@ def _row(ins: InstructionAnalysis) -> dict[str, Any]:
     }
 
 
-def _group_key(instr: Instruction, row: dict[str, Any]) -> tuple[Any, ...]:
+def _group_key(
+    instr: Instruction, row: dict[str, Any], structures: dict[int, int], numbers: dict
+) -> tuple[Any, ...]:
     """What makes two rows one: the same op on the same shapes with the same attributes (the
-    called computations by structure, not by name; channel ids aside), and the same figures."""
-    called = (
-        tuple(
-            (k, tuple(structure_key(c) for c in comps))
-            for k, comps in instr.called_computations.items()
-        )
-        if any(k in instr.attributes for k in CALL_ATTRIBUTES)
-        else ()
-    )
+    called computations by structure, not by name; channel ids aside), and the same figures.
+
+    A called computation's structure is numbered once (``structures`` by computation,
+    ``numbers`` by structure), so a key holds small numbers, not whole computations."""
+    called: tuple[Any, ...] = ()
+    if not _CALLS.isdisjoint(instr.attributes):
+        parts = []
+        for k, comps in instr.called_computations.items():
+            ids = []
+            for c in comps:
+                number = structures.get(id(c))
+                if number is None:
+                    number = numbers.setdefault(structure_key(c), len(numbers))
+                    structures[id(c)] = number
+                ids.append(number)
+            parts.append((k, tuple(ids)))
+        called = tuple(parts)
     custom = instr.opcode == "custom-call"
     attributes = tuple(
         sorted(
@@ -169,9 +179,11 @@ def _group_key(instr: Instruction, row: dict[str, Any]) -> tuple[Any, ...]:
         (o["shape"], o["distinct"], o["reads"], o["status"], o["maps"], o["runtime_variables"])
         for o in row["operands"]
     )
-    return (instr.opcode, instr.shape, attributes, called, figures)
+    # the shape as text: a string caches its hash, a Shape recomputes it
+    return (instr.opcode, row["shape"], attributes, called, figures)
 
 
+_CALLS = frozenset(CALL_ATTRIBUTES)
 _NOT_GROUPING = frozenset({*CALL_ATTRIBUTES, "channel_id"})
 
 
@@ -179,8 +191,10 @@ def group_rows(rows: list[dict[str, Any]], by_name: dict[str, Instruction]) -> l
     """One row per group of structurally equal instructions (the layers of a model), in the
     order of each group's first member: its figures, ``count`` and the ``members``' names."""
     groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    structures: dict[int, int] = {}
+    numbers: dict[tuple[Any, ...], int] = {}
     for row in rows:
-        key = _group_key(by_name[row["name"]], row)
+        key = _group_key(by_name[row["name"]], row, structures, numbers)
         first = groups.get(key)
         if first is None:
             groups[key] = row
@@ -237,24 +251,34 @@ def summarize(analysis: ModuleAnalysis, sort: str = "total", group: bool = False
         and ins.instruction.computation is not None
         and ins.instruction.computation.is_entry
     ]
-    rows = [_row(ins) for ins in entry if ins.operands and ins.opcode not in NO_MEMORY_READ]
+    # each operand's status once: the rows and the totals both need it
+    status_of: dict[int, str] = {}
+    statuses: Counter[str] = Counter()
+    verdicts: Counter[str] = Counter()
+    unknown: Counter[str] = Counter()
+    for ins in analysis.instructions:
+        undefined = 0
+        for op in ins.operands:
+            status = op.status or "unknown"
+            status_of[id(op)] = status
+            statuses[status] += 1
+            if status == "unknown" and op.is_undefined:  # status asked is_undefined first
+                undefined += 1
+            for v in op.verdicts:
+                kind = getattr(v, "kind", v)
+                verdicts[str(getattr(kind, "value", kind))] += 1
+        if undefined:
+            source = _unknown_sources(ins)
+            if source is not None:
+                unknown[source] += undefined
+    rows = [
+        _row(ins, status_of) for ins in entry if ins.operands and ins.opcode not in NO_MEMORY_READ
+    ]
     instructions = len(rows)
     if group:
         rows = group_rows(rows, {ins.name: ins.instruction for ins in entry})  # type: ignore[misc]
     _sort(rows, sort)
     opcodes = Counter(ins.opcode for ins in analysis.instructions)
-    verdicts: Counter[str] = Counter()
-    statuses: Counter[str] = Counter()
-    unknown: Counter[str] = Counter()
-    for ins in analysis.instructions:
-        for op in ins.operands:
-            statuses[op.status or "unknown"] += 1
-            for v in op.verdicts:
-                kind = getattr(v, "kind", v)
-                verdicts[str(getattr(kind, "value", kind))] += 1
-        source = _unknown_sources(ins)
-        if source is not None:
-            unknown[source] += sum(1 for o in ins.operands if o.is_undefined)
     return {
         "schema_version": SCHEMA_VERSION,
         "module": analysis.module,
