@@ -11,6 +11,8 @@ shorter than the maximum.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -526,3 +528,14 @@ def test_calls_that_differ_only_in_backend_config_keep_their_own_maps() -> None:
     assert "s0 - d1" not in maps["none"]
     assert "-d1 + s0" not in maps["none"]
     assert maps["none"] != maps["causal"]
+
+
+def test_results_of_other_shapes_stay_undefined() -> None:
+    instr = instruction(BASE, True)
+    shapes = list(instr.shape.tuple_shapes)
+    shapes[1] = shapes[0]  # dK with Q's shape
+    broken = dataclasses.replace(
+        instr, shape=dataclasses.replace(instr.shape, tuple_shapes=tuple(shapes))
+    )
+    with pytest.raises(UnsupportedOpError, match="dQ, dK, dV and dBias"):
+        output_to_input(broken)

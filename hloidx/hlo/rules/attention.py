@@ -335,8 +335,13 @@ def _te_kernel(instr: Instruction) -> Kernel:
             operands[do_at]
         ) != dims_of(operands[o_at]):
             raise unsupported(instr, "O and dO must have Q's layout with V's head size")
+        grads = [dims_of(s) for s in outputs[:4]]
+        if grads[:3] != [q, k, v] or grads[3] != dims_of(bias):
+            raise unsupported(instr, "dQ, dK, dV and dBias must have the shapes of Q, K, V, bias")
     else:
         seq_at = (5, 6)
+        if dims_of(outputs[0]) != pick_back(sbhd, (bq, sq, heads, dv)):
+            raise unsupported(instr, "O must have Q's layout with V's head size")
         if dims_of(outputs[1]) != (bq, heads, sq, 1):
             raise unsupported(instr, "softmax statistics of another shape than [B,H,Sq,1]")
     seqlens_ok = all(dims_of(operands[i]) == (bq + 1,) for i in seq_at)
