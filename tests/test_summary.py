@@ -92,12 +92,16 @@ def test_totals_count_what_the_analysis_says() -> None:
     assert doc["totals"]["by_opcode"]["parameter"] == 7
 
 
-@pytest.mark.parametrize("key", ["reads", "distinct", "name", "size"])
+@pytest.mark.parametrize("key", ["total", "reads", "distinct", "name", "size"])
 def test_sorting(key: str) -> None:
     rows = _doc(key)["rows"]
     names = [r["name"] for r in rows]
     if key == "name":
         assert names == sorted(names)
+    if key == "total":
+        known = [r["total_reads"] * r["count"] for r in rows if r["total_reads"] is not None]
+        assert known == sorted(known, reverse=True)
+        assert names[-1] == "m"  # unknown reads last
     if key == "size":
         sizes = [r["elements"] for r in rows]
         assert sizes == sorted(sizes, reverse=True)
@@ -127,3 +131,114 @@ def test_summary_command_text_and_json(tmp_path) -> None:
     # the same table ends `hloidx maps`
     run = CliRunner().invoke(cli, ["maps", str(path)])
     assert "without a rule: custom-call mystery" in run.output.splitlines()[-1]
+
+
+LAYERS = """HloModule layers
+
+layer_one {
+  p = f32[4,8] parameter(0)
+  ROOT e = f32[4,8] exponential(p)
+}
+
+layer_two {
+  q = f32[4,8] parameter(0)
+  ROOT f = f32[4,8] exponential(q)
+}
+
+other {
+  r = f32[4,8] parameter(0)
+  ROOT g = f32[4,8] negate(r)
+}
+
+sum_one {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+sum_two {
+  c = f32[] parameter(0)
+  d = f32[] parameter(1)
+  ROOT t = f32[] add(c, d)
+}
+
+ENTRY main {
+  x = f32[4,8] parameter(0)
+  w = f32[8,8] parameter(1)
+  zero = f32[] constant(0)
+  f1 = f32[4,8] fusion(x), kind=kLoop, calls=layer_one
+  d1 = f32[4,8] dot(f1, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  f2 = f32[4,8] fusion(d1), kind=kLoop, calls=layer_two
+  d2 = f32[4,8] dot(f2, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  f3 = f32[4,8] fusion(d2), kind=kLoop, calls=other
+  r1 = f32[4] reduce(f3, zero), dimensions={1}, to_apply=sum_one
+  r2 = f32[4] reduce(d2, zero), dimensions={1}, to_apply=sum_two
+  ROOT out = (f32[4], f32[4]) tuple(r1, r2)
+}
+"""
+
+
+def _layers(group: bool = True, **options) -> dict:
+    return summarize(hloidx.analyze(hloidx.parse_hlo(LAYERS)), group=group, **options)
+
+
+def test_repeats_of_a_layer_share_one_row_with_their_count() -> None:
+    rows = {r["name"]: r for r in _layers()["rows"]}
+    # the fusions call equal bodies under other names, the reduces equal reducers
+    assert rows["f1"]["count"] == 2
+    assert rows["f1"]["members"] == ["f1", "f2"]
+    assert rows["d1"]["count"] == 2
+    assert rows["d1"]["members"] == ["d1", "d2"]
+    assert rows["r1"]["count"] == 2
+    assert rows["r1"]["members"] == ["r1", "r2"]
+    assert rows["f3"]["count"] == 1  # another body: its own row
+    assert sorted(rows) == ["d1", "f1", "f3", "r1"]
+    ungrouped = _layers(group=False)["rows"]
+    assert sorted(r["name"] for r in ungrouped) == ["d1", "d2", "f1", "f2", "f3", "r1", "r2"]
+    assert all(r["count"] == 1 for r in ungrouped)
+    # a group's members have the same figures as the row shows
+    by_name = {r["name"]: r for r in ungrouped}
+    for row in rows.values():
+        for member in row["members"]:
+            figures = [{**o, "name": ""} for o in by_name[member]["operands"]]
+            assert figures == [{**o, "name": ""} for o in row["operands"]]
+            assert by_name[member]["total_reads"] == row["total_reads"]
+
+
+def test_different_attributes_are_never_grouped() -> None:
+    text = LAYERS.replace(
+        "d2 = f32[4,8] dot(f2, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+        "d2 = f32[4,8] dot(f2, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}",
+    )
+    analysis = hloidx.analyze(hloidx.parse_hlo(text))
+    rows = {r["name"]: r for r in summarize(analysis, group=True)["rows"]}
+    assert rows["d1"]["count"] == 1
+    assert rows["d2"]["count"] == 1
+
+
+def test_total_reads_is_every_element_read_and_sorts_the_groups() -> None:
+    module = hloidx.parse_hlo(LAYERS)
+    doc = summarize(hloidx.analyze(module), group=True)
+    rows = {r["name"]: r for r in doc["rows"]}
+    d1 = next(i for i in module.entry.instructions if i.name == "d1")
+    expected = sum(len(oracle_relation(d1, k)) for k in range(2))
+    assert rows["d1"]["total_reads"] == expected  # 4*8 outputs each read 8 + 8 elements
+    totals = [r["total_reads"] * r["count"] for r in doc["rows"]]
+    assert totals == sorted(totals, reverse=True)
+    assert doc["rows"][0]["name"] == "d1"
+    assert doc["row_instructions"] == 7
+    assert doc["grouped"] is True
+
+
+def test_summary_command_groups_unless_asked_not_to(tmp_path) -> None:
+    path = tmp_path / "layers.hlo"
+    path.write_text(LAYERS)
+    run = CliRunner().invoke(cli, ["summary", str(path)])
+    assert run.exit_code == 0, run.output
+    assert "4 rows for 7 instructions" in run.output
+    assert any(line.startswith("d1") and " x2 " in line for line in run.output.splitlines())
+    run = CliRunner().invoke(cli, ["summary", str(path), "--no-group", "--format", "json"])
+    doc = json.loads(run.output)
+    assert doc["grouped"] is False
+    assert len(doc["rows"]) == 7
+    assert doc["rows"] == _layers(group=False)["rows"]

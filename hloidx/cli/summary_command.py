@@ -20,12 +20,29 @@ def _number(value: float | None, kind: str | None = None) -> str:
     return f"~{text}" if kind in ("estimate", "upper_bound") else text
 
 
+def _compact(value: float | None, estimate: bool = False) -> str:
+    """A large count in few characters: 352,973,699,940,352 as 353T."""
+    if value is None:
+        return "?"
+    for size, unit in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")):
+        if value >= size:
+            return f"{'~' if estimate else ''}{value / size:.3g}{unit}"
+    return f"{'~' if estimate else ''}{value:.3g}"
+
+
 def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
     """The summary as plain lines (the text form: one pass, written once)."""
     rows = doc["rows"] if limit <= 0 else doc["rows"][:limit]
-    lines = [f"summary of {doc['module']} (entry computation, sorted by {doc['sort']})"]
+    grouped = ""
+    if doc.get("grouped"):
+        instructions = doc.get("row_instructions", len(doc["rows"]))
+        grouped = f", {plural(len(doc['rows']), 'row')} for {plural(instructions, 'instruction')}"
+    lines = [f"summary of {doc['module']} (entry computation, sorted by {doc['sort']}{grouped})"]
+    counted = any(row.get("count", 1) > 1 for row in rows)
     header: tuple[str, ...] = (
         "instruction",
+        *(("count",) if counted else ()),
+        "total reads",
         "op / kind",
         "shape",
         "operand",
@@ -44,9 +61,14 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
             op_kind += f" [{row['blocks']}]"
         first = True
         for o in row["operands"]:
+            count = row.get("count", 1)
             table.append(
                 (
                     row["name"] if first else "",
+                    *(((f"x{count}" if count > 1 and first else ""),) if counted else ()),
+                    _compact(row.get("total_reads"), row.get("total_reads_estimate", False))
+                    if first
+                    else "",
                     op_kind if first else "",
                     row["shape"] if first else "",
                     f"{o['name']} {o['shape']}",
@@ -117,10 +139,10 @@ def add_coalescing(doc: dict[str, Any], module: Any, device: str) -> None:
 @click.option(
     "--sort",
     type=click.Choice(SORT_KEYS),
-    default="reads",
+    default="total",
     show_default=True,
-    help="reads: most re-read operand first; distinct: least-used operand first; "
-    "size: largest output first; name.",
+    help="total: most element reads first (a group's members together); reads: most re-read "
+    "operand first; distinct: least-used operand first; size: largest output first; name.",
 )
 @click.option(
     "--limit",
@@ -129,6 +151,11 @@ def add_coalescing(doc: dict[str, Any], module: Any, device: str) -> None:
     show_default=True,
     help="Rows to show in text (0: all); JSON always has every row.",
 )
+@click.option(
+    "--no-group",
+    is_flag=True,
+    help="One row per instruction, even for the repeats of one layer.",
+)
 @click.option("--no-verify", is_flag=True, help="Do not check simplifications (faster).")
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
@@ -136,12 +163,23 @@ def add_coalescing(doc: dict[str, Any], module: Any, device: str) -> None:
 @language_option
 @global_options
 def summary(
-    file: str, device: str | None, sort: str, limit: int, no_verify: bool, fmt: str, language: str
+    file: str,
+    device: str | None,
+    sort: str,
+    limit: int,
+    no_group: bool,
+    no_verify: bool,
+    fmt: str,
+    language: str,
 ) -> None:
     """A triage table of an HLO module: which ops read how much of what, and how sure that is.
 
     One row per instruction of the entry computation that reads memory (fusions, custom-calls,
-    collectives, ...), with per operand its shape, `distinct` (fraction of its elements read at
+    collectives, ...); structurally equal instructions (the repeats of one layer: the same op,
+    shapes and attributes, called computations equal up to names, the same figures) share one
+    row with their count (`x32`; --no-group: a row each; JSON: `count`, `members`). `total
+    reads` is the element reads of all operands (reads per element times elements), the
+    default order. Per operand: its shape, `distinct` (fraction of its elements read at
     least once), `reads` (reads per element; `~` marks an estimate), its status (exact,
     over-approximation, unknown, never read), the number of distinct maps (`rt`: a runtime
     variable is involved). A Triton fusion shows its block sizes. Then totals: instructions by
@@ -155,6 +193,7 @@ def summary(
       hloidx summary samples/corpus/cnn_pool_batchnorm.opt.hlo --sort distinct --limit 10
       hloidx summary samples/corpus/cnn_pool_batchnorm.opt.hlo --format json
       hloidx summary tests/data/gpu/view/coalescing.hlo --device a100
+      hloidx summary samples/corpus/cnn_pool_batchnorm.opt.hlo --no-group --sort reads
     """
     from ..hlo.analysis import analyze
     from ..hlo.summary import summarize
@@ -168,7 +207,7 @@ def summary(
             analysis = analyze(module, verify=not no_verify, progress=update)
         finally:
             stop()
-        doc = summarize(analysis, sort)
+        doc = summarize(analysis, sort, group=not no_group)
     if device is not None:
         add_coalescing(doc, module, device)
     if fmt == "json":

@@ -67,6 +67,9 @@ def structural_key(instr: Instruction) -> tuple[Any, ...]:
     which operands are constants (with their literal) or iotas."""
     # Shapes are frozen dataclasses: hashing them is cheaper than printing them, and equal
     # shapes print equally, so keying on the objects never merges what the text would split.
+    # A custom-call's backend_config says what it computes (a gemm's dimension numbers, an
+    # attention's mask): it is part of the key there.
+    custom = instr.opcode == "custom-call"
     return (
         instr.opcode,
         instr.shape,
@@ -75,7 +78,7 @@ def structural_key(instr: Instruction) -> tuple[Any, ...]:
             sorted(
                 (k, v)
                 for k, v in instr.attributes.items()
-                if k not in INDEXING_IRRELEVANT_ATTRIBUTES
+                if k not in INDEXING_IRRELEVANT_ATTRIBUTES or (custom and k == "backend_config")
             )
         ),
         tuple(o.literal if o.opcode == "constant" else o.opcode == "iota" for o in instr.operands),

@@ -13,8 +13,9 @@ from collections import Counter
 from typing import Any
 
 from .analysis import InstructionAnalysis, ModuleAnalysis
-from .ir import Instruction, Shape
+from .ir import CALL_ATTRIBUTES, INDEXING_IRRELEVANT_ATTRIBUTES, Instruction, Shape
 from .report import SCHEMA_VERSION
+from .sharing import structure_key
 
 #: ops that move no data of their own: parameters, constants, tuple plumbing, annotations
 NO_MEMORY_READ = frozenset(
@@ -33,7 +34,7 @@ NO_MEMORY_READ = frozenset(
     }
 )
 
-SORT_KEYS = ("reads", "distinct", "name", "size")
+SORT_KEYS = ("total", "reads", "distinct", "name", "size")
 
 
 def _elements(shape: Shape) -> int:
@@ -94,7 +95,7 @@ def _kind(instr: Instruction) -> str:
     return ""
 
 
-def _operand_row(op: Any) -> dict[str, Any]:
+def _operand_row(op: Any, status: str) -> dict[str, Any]:
     use = op.utilization
     return {
         "name": op.name,
@@ -102,16 +103,16 @@ def _operand_row(op: Any) -> dict[str, Any]:
         "distinct": use.distinct if use is not None else None,
         "reads": use.reads if use is not None else None,
         "utilization_kind": use.kind if use is not None else None,
-        "status": op.status or "unknown",
+        "status": status,
         "maps": len([m for m in op.output_to_input if not m.is_known_empty]),
         "runtime_variables": bool(op.runtime_vars),
     }
 
 
-def _row(ins: InstructionAnalysis) -> dict[str, Any]:
+def _row(ins: InstructionAnalysis, statuses: dict[int, str]) -> dict[str, Any]:
     instr = ins.instruction
     assert instr is not None
-    operands = [_operand_row(op) for op in ins.operands]
+    operands = [_operand_row(op, statuses[id(op)]) for op in ins.operands]
     # a scalar read by every output element says nothing about traffic: rank > 0 only
     reads = [
         o["reads"]
@@ -119,6 +120,12 @@ def _row(ins: InstructionAnalysis) -> dict[str, Any]:
         if o["reads"] is not None and op.shape.is_array and op.shape.rank > 0
     ]
     distinct = [o["distinct"] for o in operands if o["distinct"] is not None]
+    # element reads of the whole instruction: reads per element times elements, per operand
+    totals = [
+        o["reads"] * _elements(op.shape)
+        for o, op in zip(operands, instr.operands, strict=True)
+        if o["reads"] is not None and op.shape.is_array and op.shape.rank > 0
+    ]
     return {
         "name": ins.name,
         "opcode": ins.opcode,
@@ -129,7 +136,72 @@ def _row(ins: InstructionAnalysis) -> dict[str, Any]:
         "operands": operands,
         "max_reads": max(reads) if reads else None,
         "min_distinct": min(distinct) if distinct else None,
+        "total_reads": sum(totals) if totals else None,
+        "total_reads_estimate": any(
+            o["utilization_kind"] in ("estimate", "upper_bound") for o in operands
+        ),
+        "count": 1,
+        "members": [ins.name],
     }
+
+
+def _group_key(
+    instr: Instruction, row: dict[str, Any], structures: dict[int, int], numbers: dict
+) -> tuple[Any, ...]:
+    """What makes two rows one: the same op on the same shapes with the same attributes (the
+    called computations by structure, not by name; channel ids aside), and the same figures.
+
+    A called computation's structure is numbered once (``structures`` by computation,
+    ``numbers`` by structure), so a key holds small numbers, not whole computations."""
+    called: tuple[Any, ...] = ()
+    if not _CALLS.isdisjoint(instr.attributes):
+        parts = []
+        for k, comps in instr.called_computations.items():
+            ids = []
+            for c in comps:
+                number = structures.get(id(c))
+                if number is None:
+                    number = numbers.setdefault(structure_key(c), len(numbers))
+                    structures[id(c)] = number
+                ids.append(number)
+            parts.append((k, tuple(ids)))
+        called = tuple(parts)
+    custom = instr.opcode == "custom-call"
+    attributes = tuple(
+        sorted(
+            (k, v)
+            for k, v in instr.attributes.items()
+            if k not in _NOT_GROUPING
+            and (k not in INDEXING_IRRELEVANT_ATTRIBUTES or (custom and k == "backend_config"))
+        )
+    )
+    figures = tuple(
+        (o["shape"], o["distinct"], o["reads"], o["status"], o["maps"], o["runtime_variables"])
+        for o in row["operands"]
+    )
+    # the shape as text: a string caches its hash, a Shape recomputes it
+    return (instr.opcode, row["shape"], attributes, called, figures)
+
+
+_CALLS = frozenset(CALL_ATTRIBUTES)
+_NOT_GROUPING = frozenset({*CALL_ATTRIBUTES, "channel_id"})
+
+
+def group_rows(rows: list[dict[str, Any]], by_name: dict[str, Instruction]) -> list[dict]:
+    """One row per group of structurally equal instructions (the layers of a model), in the
+    order of each group's first member: its figures, ``count`` and the ``members``' names."""
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    structures: dict[int, int] = {}
+    numbers: dict[tuple[Any, ...], int] = {}
+    for row in rows:
+        key = _group_key(by_name[row["name"]], row, structures, numbers)
+        first = groups.get(key)
+        if first is None:
+            groups[key] = row
+        else:
+            first["count"] += 1
+            first["members"].append(row["name"])
+    return list(groups.values())
 
 
 def _sort(rows: list[dict[str, Any]], key: str) -> None:
@@ -137,6 +209,14 @@ def _sort(rows: list[dict[str, Any]], key: str) -> None:
         raise ValueError(f"sort by one of {', '.join(SORT_KEYS)}, not {key!r}")
     if key == "name":
         rows.sort(key=lambda r: r["name"])
+    elif key == "total":  # the most element reads (of all members) first; unknown ones last
+        rows.sort(
+            key=lambda r: (
+                r["total_reads"] is None,
+                -(r["total_reads"] or 0) * r["count"],
+                r["name"],
+            )
+        )
     elif key == "size":
         rows.sort(key=lambda r: (-r["elements"], r["name"]))
     elif key == "reads":  # the most re-read operands first; unknown ones after them
@@ -156,9 +236,14 @@ def _unknown_sources(ins: InstructionAnalysis) -> str | None:
     return f"custom-call {_kind(instr)}" if instr.opcode == "custom-call" else instr.opcode
 
 
-def summarize(analysis: ModuleAnalysis, sort: str = "reads") -> dict[str, Any]:
+def summarize(analysis: ModuleAnalysis, sort: str = "total", group: bool = False) -> dict[str, Any]:
     """The summary document of an analysis: rows over the entry computation's instructions
-    that read memory (those analysed), and totals over every analysed instruction."""
+    that read memory (those analysed), and totals over every analysed instruction.
+
+    With ``group`` (as ``hloidx summary`` does unless told ``--no-group``), structurally equal
+    instructions (the repeats of one layer) share one row with their ``count`` and ``members``;
+    ``total`` sorts by their element reads together. Without it every row is one instruction
+    (``count`` 1), as the HTML report and the end of ``hloidx maps`` list them."""
     entry = [
         ins
         for ins in analysis.instructions
@@ -166,25 +251,40 @@ def summarize(analysis: ModuleAnalysis, sort: str = "reads") -> dict[str, Any]:
         and ins.instruction.computation is not None
         and ins.instruction.computation.is_entry
     ]
-    rows = [_row(ins) for ins in entry if ins.operands and ins.opcode not in NO_MEMORY_READ]
-    _sort(rows, sort)
-    opcodes = Counter(ins.opcode for ins in analysis.instructions)
-    verdicts: Counter[str] = Counter()
+    # each operand's status once: the rows and the totals both need it
+    status_of: dict[int, str] = {}
     statuses: Counter[str] = Counter()
+    verdicts: Counter[str] = Counter()
     unknown: Counter[str] = Counter()
     for ins in analysis.instructions:
+        undefined = 0
         for op in ins.operands:
-            statuses[op.status or "unknown"] += 1
+            status = op.status or "unknown"
+            status_of[id(op)] = status
+            statuses[status] += 1
+            if status == "unknown" and op.is_undefined:  # status asked is_undefined first
+                undefined += 1
             for v in op.verdicts:
                 kind = getattr(v, "kind", v)
                 verdicts[str(getattr(kind, "value", kind))] += 1
-        source = _unknown_sources(ins)
-        if source is not None:
-            unknown[source] += sum(1 for o in ins.operands if o.is_undefined)
+        if undefined:
+            source = _unknown_sources(ins)
+            if source is not None:
+                unknown[source] += undefined
+    rows = [
+        _row(ins, status_of) for ins in entry if ins.operands and ins.opcode not in NO_MEMORY_READ
+    ]
+    instructions = len(rows)
+    if group:
+        rows = group_rows(rows, {ins.name: ins.instruction for ins in entry})  # type: ignore[misc]
+    _sort(rows, sort)
+    opcodes = Counter(ins.opcode for ins in analysis.instructions)
     return {
         "schema_version": SCHEMA_VERSION,
         "module": analysis.module,
         "sort": sort,
+        "grouped": group,
+        "row_instructions": instructions,
         "rows": rows,
         "totals": {
             "instructions": len(analysis.instructions),

@@ -2,8 +2,10 @@
 
 from . import (  # noqa: F401
     async_ops,
+    attention,
     basic,
     collectives,
+    cudnn_attention,
     custom_calls,
     reductions,
     shape_ops,

@@ -22,6 +22,7 @@ from ..ir import Instruction
 from ..op_rules import (
     IndexingTable,
     OperandIndexing,
+    Rule,
     input_to_output,
     input_to_output_rule,
     output_to_input,
@@ -50,9 +51,18 @@ def register_custom_call(target: str, as_plain_op: PlainOp) -> None:
 #: targets whose maps are built directly (no plain op computes the same thing)
 _GRADIENTS = (BACKWARD_INPUT, BACKWARD_FILTER)
 
+#: target -> (output-to-input rule, input-to-output rule) of a kernel with several results
+_KERNELS: dict[str, tuple[Rule, Rule]] = {}
+
+
+def register_custom_call_rules(target: str, to_input: Rule, to_output: Rule) -> None:
+    """Give custom-calls to ``target`` their own rules: whole tables, one row per result (or
+    per operand), as an op rule returns them (fused attention kernels, say)."""
+    _KERNELS[target] = (to_input, to_output)
+
 
 def known_targets() -> list[str]:
-    return sorted([*_TARGETS, *_GRADIENTS, *_WHOLE_RESULT])
+    return sorted([*_TARGETS, *_GRADIENTS, *_WHOLE_RESULT, *_KERNELS])
 
 
 def _target(instr: Instruction) -> str:
@@ -185,6 +195,9 @@ def _extra_to_output(instr: Instruction, plain: Instruction, k: int) -> OperandI
 
 @output_to_input_rule("custom-call")
 def custom_call_output_to_input(instr: Instruction) -> IndexingTable:
+    kernel = _KERNELS.get(_target(instr))
+    if kernel is not None:
+        return kernel[0](instr)
     whole = _whole_result_op(instr)
     if whole is not None:
         return output_to_input(whole)
@@ -203,6 +216,9 @@ def custom_call_output_to_input(instr: Instruction) -> IndexingTable:
 
 @input_to_output_rule("custom-call")
 def custom_call_input_to_output(instr: Instruction) -> IndexingTable:
+    kernel = _KERNELS.get(_target(instr))
+    if kernel is not None:
+        return kernel[1](instr)
     whole = _whole_result_op(instr)
     if whole is not None:
         return input_to_output(whole)
