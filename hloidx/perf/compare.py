@@ -45,6 +45,7 @@ class KernelChange:
                 "bytes_read": k.bytes_read,
                 "bytes_written": k.bytes_written,
                 "flops": k.flops,
+                "tile_sizes": k.tile_sizes,
                 "why": k.why,
             }
 
@@ -103,6 +104,8 @@ class Comparison:
                 f"({sign}{human_time(abs(c.delta_ns))})"
                 f"  bytes {bytes_b} -> {bytes_a}"
             )
+            if a is not None and b is not None and a.tile_sizes != b.tile_sizes:
+                lines.append(f"    tiles {b.tile_sizes} -> {a.tile_sizes}")
             if a is not None and (b is None or a.why != b.why):
                 lines.append(f"    why now: {a.why}")
             elif b is not None and a is None:
