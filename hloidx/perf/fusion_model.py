@@ -214,7 +214,7 @@ def _operand(
         if figures is not None and figures.transactions:
             rate = min(1.0, figures.ideal_transactions / figures.transactions)
             how = (
-                f"thread maps: the first warp touches {figures.transactions} transaction(s) "
+                f"the first warp touches {figures.transactions} transaction(s) "
                 f"where {figures.ideal_transactions} would do"
             )
         else:

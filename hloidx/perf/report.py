@@ -3,7 +3,7 @@ document of ``hloidx cost --format json`` and the text table)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HloidxError
@@ -91,13 +91,32 @@ class CostReport:
 
 
 def _fingerprint(kernel: Kernel) -> Any:
+    """The kernel's structure without names: equal fingerprints, equal estimates."""
+    instr = kernel.instruction
     if kernel.fusion is None:
-        instr = kernel.instruction
         return (instr.opcode, str(instr.shape), tuple(str(o.shape) for o in instr.operands))
     try:
-        return ("fusion", structure_key(body_of(kernel.fusion)))
+        return (
+            kernel.kind,
+            instr.opcode,
+            kernel.fusion.fusion_kind,
+            kernel.fusion.attributes.get("backend_config", ""),
+            structure_key(body_of(kernel.fusion)),
+        )
     except HloidxError:
         return None
+
+
+def _renamed(template: KernelCost, kernel: Kernel) -> KernelCost:
+    """A copy of an equal kernel's estimate, with this kernel's names."""
+    instr = kernel.instruction
+    operands = [
+        replace(o, name=instr.operands[o.index].name if o.index < len(instr.operands) else o.name)
+        for o in template.operands
+    ]
+    cost = replace(template, name=instr.name, operands=operands, notes=list(template.notes))
+    cost.why = explain(cost)
+    return cost
 
 
 def _estimate_triton(kernel: Kernel, device: CostDevice, model: str) -> KernelCost:
@@ -163,9 +182,17 @@ def estimate_module(
     profile = cost_device(device)
     kernels, skipped = find_kernels(module)
     costs = []
+    seen: dict[Any, KernelCost] = {}
     for kernel in kernels:
         try:
-            costs.append(estimate_kernel(kernel, profile, model))
+            key = _fingerprint(kernel) if kernel.kind != "library" else None
+            if key is not None and key in seen:
+                costs.append(_renamed(seen[key], kernel))
+                continue
+            cost = estimate_kernel(kernel, profile, model)
+            costs.append(cost)
+            if key is not None:
+                seen[key] = cost
         except HloidxError as e:
             skipped.append(Skipped(kernel.instruction.name, kernel.instruction.opcode, str(e)))
     return CostReport(module.name, profile, model, costs, skipped)
