@@ -91,20 +91,25 @@ class CostReport:
 
 
 def _fingerprint(kernel: Kernel) -> Any:
-    """The kernel's structure without names: equal fingerprints, equal estimates."""
+    """The kernel's computation without names (what ``--compare`` matches kernels by)."""
     instr = kernel.instruction
     if kernel.fusion is None:
         return (instr.opcode, str(instr.shape), tuple(str(o.shape) for o in instr.operands))
     try:
-        return (
-            kernel.kind,
-            instr.opcode,
-            kernel.fusion.fusion_kind,
-            kernel.fusion.attributes.get("backend_config", ""),
-            structure_key(body_of(kernel.fusion)),
-        )
+        return (instr.opcode, structure_key(body_of(kernel.fusion)))
     except HloidxError:
         return None
+
+
+def _estimate_key(kernel: Kernel) -> Any:
+    """Equal keys, equal estimates: the computation, the fusion kind and its configuration."""
+    if kernel.kind == "library" or kernel.fusion is None:
+        return None
+    found = _fingerprint(kernel)
+    if found is None:
+        return None
+    fusion = kernel.fusion
+    return (kernel.kind, fusion.fusion_kind, fusion.attributes.get("backend_config", ""), found)
 
 
 def _renamed(template: KernelCost, kernel: Kernel) -> KernelCost:
@@ -185,7 +190,7 @@ def estimate_module(
     seen: dict[Any, KernelCost] = {}
     for kernel in kernels:
         try:
-            key = _fingerprint(kernel) if kernel.kind != "library" else None
+            key = _estimate_key(kernel)
             if key is not None and key in seen:
                 costs.append(_renamed(seen[key], kernel))
                 continue
