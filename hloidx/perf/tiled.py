@@ -26,7 +26,7 @@ from ..gpu.coalescing import tile_bandwidth_utilization
 from ..hlo.element_types import element_bytes
 from ..hlo.fusion import body_of, computation_outputs, grouped_output_to_input
 from ..maps.expr import dim
-from ..maps.traversal import evaluate, replace_vars
+from ..maps.traversal import evaluate
 from ..tiling.symbolic_tile import NoTile, derive
 from .costs import KernelCost, OperandCost
 from .flops import flops_per_element
@@ -87,6 +87,22 @@ def configured_tiling(fusion: Instruction) -> tuple[list[list[int]] | None, int 
     return sizes, (int(warps) if warps is not None else None)
 
 
+@memo(256)
+def _walk(root: Instruction):
+    """The maps from ``root`` to everything it reads (one walk per root for all tilings)."""
+    return grouped_output_to_input(root)
+
+
+@memo(256)
+def real_root(fusion: Instruction) -> Instruction:
+    """The root no other root reads (XLA's "real root", tiled by the output tile sizes)."""
+    roots = computation_outputs(body_of(fusion))
+    for r in roots:
+        if not any(r in _walk(o) for o in roots if o is not r):
+            return r
+    return roots[0]
+
+
 @memo(8192)
 def _formula(m: IndexingMap, extents: tuple[int, ...]):
     try:
@@ -96,13 +112,15 @@ def _formula(m: IndexingMap, extents: tuple[int, ...]):
 
 
 def _sample_tiles(extents: tuple[int, ...], sizes: tuple[int, ...]) -> list[dict]:
+    """A few tile indices (first, last, middle) at which two tiles' offsets are compared."""
     counts = [ceil(n / t) for n, t in zip(extents, sizes, strict=True)]
-    picks = [sorted({0, c - 1, c // 2, c // 3}) for c in counts]
-    points = list(product(*picks))[:16]
-    return [{dim(i): v for i, v in enumerate(p)} for p in points]
+    picks = [sorted({0, c - 1, c // 2}) for c in counts]
+    points = list(product(*picks))[:8]
+    return [{dim(i): v * sizes[i] for i, v in enumerate(p)} for p in points]
 
 
-def _tile_of(m: IndexingMap, extents: tuple[int, ...], sizes: tuple[int, ...]):
+def _tile_of(m: IndexingMap, extents: tuple[int, ...], sizes: tuple[int, ...], samples):
+    """Sizes, strides and (when ``samples`` is given) offsets at those tiles of ``m``'s tile."""
     formula = _formula(m, extents)
     if isinstance(formula, str):
         raise NotTileable(formula)
@@ -111,61 +129,58 @@ def _tile_of(m: IndexingMap, extents: tuple[int, ...], sizes: tuple[int, ...]):
         raise NotTileable("the tile sizes break a constraint of the symbolic tile")
     t_sizes = tuple(int(evaluate(d.size, values)) for d in formula.dims)
     t_strides = tuple(int(evaluate(d.stride, values)) for d in formula.dims)
-    positions = {dim(i): dim(i) * s for i, s in enumerate(sizes)}
+    if samples is None:
+        return t_sizes, t_strides, ()
     adjust = [int(evaluate(d.adjust, values)) for d in formula.dims]
-    offsets = []
-    for point in _sample_tiles(extents, sizes):
-        offsets.append(
-            tuple(
-                int(evaluate(replace_vars(d.base, positions), point)) + a
-                for d, a in zip(formula.dims, adjust, strict=True)
-            )
-        )
-    return t_sizes, t_strides, tuple(offsets)
+    offsets = tuple(
+        tuple(int(evaluate(d.base, point)) + a for d, a in zip(formula.dims, adjust, strict=True))
+        for point in samples
+    )
+    return t_sizes, t_strides, offsets
 
 
 def tile_computation(fusion: Instruction, sizes: tuple[int, ...]) -> list[TiledInstruction]:
-    """Every distinct tile of every instruction for an output tile of ``sizes``."""
+    """Every distinct tile of every instruction for an output tile of ``sizes`` (two maps
+    that give the same tile, as XLA's deduplication sees it, are one tile)."""
     body = body_of(fusion)
     roots = computation_outputs(body)
     if not roots:
         raise NotTileable("the fused computation has no root")
     real = real_root(fusion)
     extents = tuple(real.shape.dims) if real.shape.is_array else ()
-    seen: dict[tuple, TiledInstruction] = {}
-    walks = [grouped_output_to_input(real)]
+    walks = [_walk(real)]
     if any(r.shape.dims != real.shape.dims for r in roots if r.shape.is_array):
         # XLA tiles the root no other root reads and propagates its tiling to the others
         if any(r not in walks[0] for r in roots):
             raise NotTileable("outputs of different shapes that one root does not read")
     else:
-        walks += [grouped_output_to_input(r) for r in roots if r is not real]
+        walks += [_walk(r) for r in roots if r is not real]
+    maps: dict[Instruction, list[IndexingMap]] = {}
     for walk in walks:
         for instr, reached in walk.items():
             if reached.unknown:
                 raise NotTileable(f"{instr.name}: {reached.unknown[0]}")
             if instr.opcode == "concatenate":
                 raise NotTileable("concatenate is not supported by XLA's tiled cost model")
-            for tracked in reached.maps:
-                if not instr.shape.is_array:
-                    continue
-                t_sizes, t_strides, offsets = _tile_of(tracked.map, extents, sizes)
-                key = (id(instr), t_sizes, t_strides, offsets)
-                if key not in seen:
-                    seen[key] = TiledInstruction(
-                        instr, t_sizes, t_strides, instr.opcode == "parameter"
-                    )
-    return list(seen.values())
-
-
-def real_root(fusion: Instruction) -> Instruction:
-    """The root no other root reads (XLA's "real root", tiled by the output tile sizes)."""
-    roots = computation_outputs(body_of(fusion))
-    for r in roots:
-        others = [grouped_output_to_input(o) for o in roots if o is not r]
-        if not any(r in walk for walk in others):
-            return r
-    return roots[0]
+            if not instr.shape.is_array:
+                continue
+            found = maps.setdefault(instr, [])
+            found.extend(t.map for t in reached.maps if t.map not in found)
+    samples = None
+    out: list[TiledInstruction] = []
+    for instr, these in maps.items():
+        if len(these) > 1 and samples is None:
+            samples = _sample_tiles(extents, sizes)
+        seen = set()
+        for m in these:
+            t_sizes, t_strides, offsets = _tile_of(
+                m, extents, sizes, samples if len(these) > 1 else None
+            )
+            key = (t_sizes, t_strides, offsets)
+            if key not in seen:
+                seen.add(key)
+                out.append(TiledInstruction(instr, t_sizes, t_strides, instr.opcode == "parameter"))
+    return out
 
 
 def num_output_tiles(fusion: Instruction, sizes: tuple[int, ...]) -> int:
@@ -187,10 +202,12 @@ def estimate_tiled(
     device: CostDevice,
     sizes: tuple[int, ...],
     launch: tuple[int, int] | None = None,
+    tiles: list[TiledInstruction] | None = None,
 ) -> TiledEstimate:
     """The estimate of ``fusion`` tiled by output tiles of ``sizes``; ``launch`` (blocks,
     threads per block) defaults to XLA's for the tiling. Raises :class:`NotTileable`."""
-    tiles = tile_computation(fusion, sizes)
+    if tiles is None:
+        tiles = tile_computation(fusion, sizes)
     blocks = num_output_tiles(fusion, sizes)
     if launch is None:
         launch = launch_for_tiles(tiles, blocks, device)
@@ -320,7 +337,7 @@ def search_tilings(fusion: Instruction, device: CostDevice) -> list[TiledEstimat
             continue
         if not _satisfies_triton(tiles, root_ids):
             continue
-        found.append(estimate_tiled(fusion, device, sizes))
+        found.append(estimate_tiled(fusion, device, sizes, tiles=tiles))
     order = {id(e): k for k, e in enumerate(found)}
     found.sort(
         key=lambda e: (e.cost.exec_time_ns is None, e.cost.exec_time_ns or 0.0, order[id(e)])
