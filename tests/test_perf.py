@@ -243,3 +243,40 @@ def test_cli_cost_bad_input_is_one_line_and_exit_2(tmp_path) -> None:
     result = _run("cost", str(VIEW), "--device", "v100")
     assert result.exit_code == 2
     assert "unknown device" in result.output
+
+
+def test_cli_tile_ranks_tilings_by_estimated_time() -> None:
+    path = str(COST / "triton_softmax.hlo")
+    args = ("tile", path, "--instruction", "triton_softmax", "--tile", "auto")
+    doc = json.loads(_run(*args, "--device", "rtx-a6000", "--format", "json").output)
+    assert doc["ranked_by"].startswith("estimated time")
+    assert doc["candidates"][0]["tile_sizes"] == [[4, 911]]
+    times = [c["exec_time_ns"] for c in doc["candidates"] if c["exec_time_ns"] is not None]
+    assert times == sorted(times)
+    one = _run(
+        "tile", path, "--instruction", "triton_softmax", "--tile", "16,911", "--device", "h100"
+    )
+    assert one.exit_code == 0, one.output
+    assert "estimate on h100" in one.output
+    spill = str(COST / "softmax_register_spill.hlo")
+    doc = json.loads(
+        _run(
+            "tile", spill, "--instruction", "triton_softmax", "--tile", "2,16000",
+            "--device", "rtx-a6000", "--format", "json",
+        ).output
+    )  # fmt: skip
+    assert doc["estimate"]["fits"] is False
+    assert doc["estimate"]["exec_time_ns"] is None
+
+
+def test_cli_summary_gains_estimated_time_and_sorts_by_it() -> None:
+    doc = json.loads(
+        _run("summary", str(VIEW), "--device", "a100", "--sort", "time", "--format", "json").output
+    )
+    times = [r["estimated_time_ns"] for r in doc["rows"]]
+    assert doc["sort"] == "time"
+    assert times == sorted(times, reverse=True)
+    assert all(t is not None for t in times)
+    text = _run("summary", str(VIEW), "--device", "a100").output
+    assert "est. time" in text
+    assert _run("summary", str(VIEW), "--sort", "time").exit_code == 2

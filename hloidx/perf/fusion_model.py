@@ -199,9 +199,15 @@ def _operand(
     if shape.is_array and all(not m.is_undefined for m in maps):
         u = utilization(maps, shape.dims)
         if u is not None and not u.is_unknown and u.distinct is not None and u.reads is not None:
+            total = round(u.reads * size)
             net = min(size, round(u.distinct * size))
-            total = max(net, round(u.reads * size))
             counted = f"elements the maps read ({u.kind})"
+            if u.kind != "exact":
+                # runtime offsets (a gather's rows) pick different elements per value: which
+                # are distinct is not known, so at most the operand, as XLA counts it
+                net = min(size, total)
+                counted += "; distinct bytes bounded as XLA bounds them (runtime offsets)"
+            total = max(net, total)
     coalesced, rate, how = (
         xla_coalesced,
         coalescing_utilization_rate(eb, device, xla_coalesced),
@@ -224,6 +230,6 @@ def _operand(
     out = OperandCost(index, instr.name, total, net, coalesced, time, rate, how, size)
     out.xla_bytes_read = xla_total
     out.xla_coalesced = xla_coalesced
-    if counted.startswith("iteration"):
+    if not counted.startswith("elements the maps read (exact)"):
         out.coalescing += f"; bytes: {counted}"
     return out
