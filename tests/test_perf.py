@@ -280,3 +280,11 @@ def test_cli_summary_gains_estimated_time_and_sorts_by_it() -> None:
     text = _run("summary", str(VIEW), "--device", "a100").output
     assert "est. time" in text
     assert _run("summary", str(VIEW), "--sort", "time").exit_code == 2
+
+
+def test_maps_html_report_gains_the_estimated_time_column() -> None:
+    html = _run("maps", str(VIEW), "--format", "html").output
+    assert "est. time ns (rtx-a6000, an estimate)" in html
+    report = estimate_module(VIEW.read_text(), "rtx-a6000")
+    reduced = next(k for k in report.kernels if k.name == "reduced")
+    assert f'data-value="{reduced.exec_time_ns}">{reduced.exec_time_ns:.0f}</td>' in html

@@ -95,9 +95,14 @@ def add_estimates(doc: dict[str, Any], module: Any, device: str, sort: str) -> N
     """Each kernel's estimated time on ``device`` (hloidx's cost model) into the summary
     document; with ``sort`` ``time`` the rows go slowest first (rows that launch no kernel
     last)."""
+    from ..errors import HloidxError
     from ..perf import estimate_module
 
-    report = estimate_module(module, device)
+    try:
+        report = estimate_module(module, device)
+    except HloidxError:
+        return  # no estimate (say, a module without an entry computation): no column
+    doc["device"] = report.device.name
     times = {k.name: k.exec_time_ns for k in report.kernels}
     for row in doc["rows"]:
         row["estimated_time_ns"] = times.get(row["name"])
