@@ -22,6 +22,10 @@ class OperandCost:
     coalescing: str = ""
     #: the operand's size in bytes
     size: int = 0
+    #: how the bytes were counted (hloidx model: from the maps, or as XLA counts them)
+    counted: str = ""
+    #: the first warp's transactions and the fewest that would do (thread maps)
+    warp_transactions: tuple[int, int] | None = None
     #: what XLA's model says for the same operand when it differs (hloidx model only)
     xla_bytes_read: int | None = None
     xla_coalesced: bool | None = None

@@ -213,23 +213,24 @@ def _operand(
         coalescing_utilization_rate(eb, device, xla_coalesced),
         ("XLA's heuristic (hloidx does not model this emitter's threads)"),
     )
+    warp = None
     seen = view.operands[index] if index < len(view.operands) else None
     if seen is not None and seen.method in ("thread maps", "scalar", "never read"):
         coalesced = seen.coalesced
         figures = seen.figures
         if figures is not None and figures.transactions:
             rate = min(1.0, figures.ideal_transactions / figures.transactions)
+            warp = (figures.transactions, figures.ideal_transactions)
             how = (
-                f"the first warp touches {figures.transactions} transaction(s) "
+                f"thread maps: the first warp touches {figures.transactions} transaction(s) "
                 f"where {figures.ideal_transactions} would do"
             )
         else:
             rate = coalescing_utilization_rate(eb, device, coalesced)
             how = f"thread maps: {seen.reason}"
     time = read_time_ns(device, blocks, net, total, rate)
-    out = OperandCost(index, instr.name, total, net, coalesced, time, rate, how, size)
+    out = OperandCost(index, instr.name, total, net, coalesced, time, rate, how, size, counted)
+    out.warp_transactions = warp
     out.xla_bytes_read = xla_total
     out.xla_coalesced = xla_coalesced
-    if not counted.startswith("elements the maps read (exact)"):
-        out.coalescing += f"; bytes: {counted}"
     return out

@@ -56,8 +56,8 @@ def _differences(cost: KernelCost) -> list[str]:
     for o in cost.operands:
         if o.xla_bytes_read is not None and o.xla_bytes_read != o.bytes_read:
             out.append(
-                f"{o.name}: hloidx counts {_mb(o.bytes_read)} read from the elements its maps "
-                f"touch, XLA's iteration space {_mb(o.xla_bytes_read)}"
+                f"{o.name}: {_mb(o.bytes_read)} read counted from the elements its maps touch, "
+                f"{_mb(o.xla_bytes_read)} by XLA's iteration space"
             )
         if o.xla_coalesced is not None and o.xla_coalesced != o.coalesced:
             if o.coalesced:
@@ -66,9 +66,13 @@ def _differences(cost: KernelCost) -> list[str]:
                     "says not"
                 )
             else:
+                seen = ""
+                if o.warp_transactions is not None:
+                    got, ideal = o.warp_transactions
+                    seen = f" (first warp: {got} transactions for {ideal})"
                 out.append(
-                    f"{o.name}: not coalesced by its thread maps ({o.coalescing}), where XLA's "
-                    "heuristic says coalesced"
+                    f"{o.name}: not coalesced by its thread maps{seen}, where XLA's heuristic "
+                    "says coalesced"
                 )
     return out
 
