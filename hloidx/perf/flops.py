@@ -43,12 +43,6 @@ _ELEMENTWISE = frozenset(ELEMENTWISE) - {"map"}
 FMA_FLOPS = 2
 
 
-def _elements(shape: Shape) -> int:
-    return (
-        prod(s.num_elements() for s in shape.leaves()) if shape.is_tuple else shape.num_elements()
-    )
-
-
 def _elements_recursive(shape: Shape) -> int:
     """``ShapeUtil::ElementsInRecursive``: the sum over a tuple's leaves."""
     return sum(s.num_elements() for s in shape.leaves()) if shape.is_tuple else shape.num_elements()
