@@ -65,8 +65,12 @@ class KernelCost:
     notes: list[str] = field(default_factory=list)
     #: the fused computation's structure (for matching kernels of two modules)
     fingerprint: Any = None
-    #: the instruction with the most flops, and its opcode ("exponential")
+    #: the instruction with the most flops ("exponential exp.3"), named in the kernel's own
+    #: fused computation from ``heaviest_index`` (its position there; -1: none)
     heaviest_op: str = ""
+    heaviest_index: int = -1
+    #: times the kernel is launched (a while loop's body: its known trip count)
+    launches: int = 1
 
     @property
     def bound(self) -> str:
@@ -77,8 +81,8 @@ class KernelCost:
 
     @property
     def time_ns(self) -> float:
-        """The estimate used for sorting and totals (0 for a kernel that does not fit)."""
-        return self.exec_time_ns or 0.0
+        """The kernel's time in the module, every launch (0 for a kernel that does not fit)."""
+        return (self.exec_time_ns or 0.0) * self.launches
 
     def as_json(self, total_ns: float) -> dict[str, Any]:
         share = (self.time_ns / total_ns) if total_ns and self.exec_time_ns is not None else None
@@ -88,6 +92,7 @@ class KernelCost:
             "kind": self.kind,
             "emitter": self.emitter,
             "launch": {"blocks": self.blocks, "threads_per_block": self.threads_per_block},
+            "launches": self.launches,
             "flops": self.flops,
             "bytes_read": self.bytes_read,
             "bytes_written": self.bytes_written,

@@ -107,7 +107,7 @@ def launch_of(fusion: Instruction, device: CostDevice):
         )
         label = choice.label
         return choice, label, max(1, ceil(n / FALLBACK_THREADS)), FALLBACK_THREADS, False
-    label = choice.label
+    label = choice.kind if choice.kind == "dynamic-update-slice" else choice.label
     if launch.reduction is not None:
         label = f"reduction ({launch.reduction.detail})"
     return choice, label, prod(launch.blocks), prod(launch.threads_per_block), True
@@ -123,7 +123,8 @@ def estimate_fusion(fusion: Instruction, device: CostDevice, model: str = "xla")
     xla_coalesced = read_coalesced_heuristic(choice.kind, fusion)
     view = analyze_fusion(fusion, device.launch_profile) if model == "hloidx" else None
     flops = 0
-    heaviest: tuple[int, str] = (0, "")
+    heaviest: tuple[int, int] = (0, -1)
+    position = {id(i): k for k, i in enumerate(body.instructions)}
     operands: list[OperandCost] = []
     notes: list[str] = []
     if not modelled:
@@ -137,7 +138,7 @@ def estimate_fusion(fusion: Instruction, device: CostDevice, model: str = "xla")
                 per = flops_per_element(instr, profile)
                 these = sum(per * iteration_space(m, instr.shape) for m in maps)
                 flops += these
-                heaviest = max(heaviest, (these, f"{instr.opcode} {instr.name}"))
+                heaviest = max(heaviest, (these, position.get(id(instr), -1)))
             continue
         index = next(k for k, o in enumerate(fusion.operands) if o is instr)
         operands.append(_operand(instr, index, maps, blocks, device, xla_coalesced, view, fusion))
@@ -169,7 +170,7 @@ def estimate_fusion(fusion: Instruction, device: CostDevice, model: str = "xla")
         exec_time_ns=exec_ns,
         operands=operands,
         notes=notes,
-        heaviest_op=heaviest[1],
+        heaviest_index=heaviest[1],
     )
 
 

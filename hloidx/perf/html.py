@@ -187,7 +187,7 @@ def report_html(report: CostReport, sort: str = "time") -> str:
             f"<h1>{escape(title)}</h1>",
             "<p>Estimates from XLA:GPU's cost model formulas, not measurements. "
             f"{n} kernels; estimated module time {human_time(report.total_time_ns)} "
-            f"({human_time(report.kernels_time_ns)} in kernels + {n} × 1 µs launch "
+            f"({human_time(report.kernels_time_ns)} in kernels + {report.launches} × 1 µs launch "
             "overhead).</p>",
             "<h2>Where the time goes</h2>",
             time_bar_svg(report),

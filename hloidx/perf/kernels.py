@@ -12,6 +12,7 @@ with the reason they get no row.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -78,6 +79,13 @@ class Kernel:
     kind: str
     #: the fusion to model: the instruction itself, or a one-op fusion wrapping it
     fusion: Instruction | None = None
+    #: the row's name: the instruction's, behind its while loops' (``while.6/fusion.2``)
+    name: str = ""
+    #: times it is launched: the product of the enclosing loops' known trip counts
+    repeats: int = 1
+
+    def __post_init__(self) -> None:
+        self.name = self.name or self.instruction.name
 
 
 @dataclass(frozen=True)
@@ -89,10 +97,24 @@ class Skipped:
     reason: str
 
 
+def known_trip_count(instr: Instruction) -> int | None:
+    """A while loop's ``known_trip_count`` from its backend config (XLA writes it)."""
+    text = instr.attributes.get("backend_config", "")
+    if "known_trip_count" not in text:
+        return None
+    try:
+        config = json.loads(text)
+        return int(config["known_trip_count"]["n"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 def _skip_reason(instr: Instruction) -> str | None:
     op = instr.opcode
     if op in FREE:
         return "launches no kernel (cost 0)"
+    if op == "while" and known_trip_count(instr) is not None:
+        return None
     if op in _CONTROL:
         return (
             f"control flow ({op}): its computations' kernels run a number of times hloidx "
@@ -164,27 +186,63 @@ def wrap_as_fusion(instr: Instruction, module: HloModule) -> Instruction:
 
 
 def find_kernels(module: HloModule) -> tuple[list[Kernel], list[Skipped]]:
-    """Every kernel of the entry computation, and every other instruction with its reason."""
+    """Every kernel of the entry computation (and of the bodies of its while loops with a
+    known trip count, launched that many times), and every other instruction with its
+    reason."""
     kernels: list[Kernel] = []
     skipped: list[Skipped] = []
-    entry = module.entry
-    if entry is None:
-        return kernels, skipped
-    for instr in entry.instructions:
+    if module.entry is not None:
+        _collect(module, module.entry, "", 1, kernels, skipped, 0)
+    return kernels, skipped
+
+
+def _collect(
+    module: HloModule,
+    comp: Computation,
+    prefix: str,
+    repeats: int,
+    kernels: list[Kernel],
+    skipped: list[Skipped],
+    depth: int,
+) -> None:
+    for instr in comp.instructions:
         op = instr.opcode
+        name = prefix + instr.name
         reason = _skip_reason(instr)
         if reason is not None:
-            skipped.append(Skipped(instr.name, op, reason))
+            skipped.append(Skipped(name, op, reason))
+            continue
+        if op == "while":
+            trips = known_trip_count(instr) or 0
+            called = instr.called_computations
+            body = (called.get("body") or [None])[0]
+            condition = (called.get("condition") or [None])[0]
+            if body is None or depth > 8:
+                skipped.append(Skipped(name, op, "control flow (while): no body to estimate"))
+                continue
+            skipped.append(
+                Skipped(
+                    name,
+                    op,
+                    f"control flow (while, {trips} trips): its body's kernels are rows "
+                    f"named {name}/..., launched {trips} times each",
+                )
+            )
+            _collect(module, body, name + "/", repeats * trips, kernels, skipped, depth + 1)
+            if condition is not None:
+                inner = name + "/condition/"
+                count = repeats * (trips + 1)
+                _collect(module, condition, inner, count, kernels, skipped, depth + 1)
             continue
         if op == "fusion":
             if _is_triton(instr):
-                kernels.append(Kernel(instr, "triton", instr))
+                kind = "triton"
             elif _is_library_fusion(instr):
-                kernels.append(Kernel(instr, "library", instr))
+                kind = "library"
             else:
-                kernels.append(Kernel(instr, "fusion", instr))
+                kind = "fusion"
+            kernels.append(Kernel(instr, kind, instr, name, repeats))
         elif op in LIBRARY_OPS:
-            kernels.append(Kernel(instr, "library"))
+            kernels.append(Kernel(instr, "library", None, name, repeats))
         else:
-            kernels.append(Kernel(instr, "op", wrap_as_fusion(instr, module)))
-    return kernels, skipped
+            kernels.append(Kernel(instr, "op", wrap_as_fusion(instr, module), name, repeats))

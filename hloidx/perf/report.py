@@ -36,7 +36,11 @@ class CostReport:
     @property
     def total_time_ns(self) -> float:
         """Sum of the kernels' estimates plus XLA's 1 µs launch overhead per kernel."""
-        return sum(k.time_ns for k in self.kernels) + KERNEL_LAUNCH_OVERHEAD_NS * len(self.kernels)
+        return self.kernels_time_ns + KERNEL_LAUNCH_OVERHEAD_NS * self.launches
+
+    @property
+    def launches(self) -> int:
+        return sum(k.launches for k in self.kernels)
 
     @property
     def kernels_time_ns(self) -> float:
@@ -72,7 +76,8 @@ class CostReport:
             "totals": {
                 "kernels": len(self.kernels),
                 "kernels_time_ns": round(total, 3),
-                "launch_overhead_ns": KERNEL_LAUNCH_OVERHEAD_NS * len(self.kernels),
+                "launches": self.launches,
+                "launch_overhead_ns": KERNEL_LAUNCH_OVERHEAD_NS * self.launches,
                 "bytes_read": sum(k.bytes_read for k in self.kernels),
                 "bytes_written": sum(k.bytes_written for k in self.kernels),
                 "flops": sum(k.flops for k in self.kernels),
@@ -112,6 +117,17 @@ def _estimate_key(kernel: Kernel) -> Any:
     return (kernel.kind, fusion.fusion_kind, fusion.attributes.get("backend_config", ""), found)
 
 
+def _heaviest(kernel: Kernel, index: int) -> str:
+    """The instruction at ``index`` of the kernel's fused computation, as ``opcode name``."""
+    if kernel.fusion is None or index < 0:
+        return ""
+    instructions = body_of(kernel.fusion).instructions
+    if index >= len(instructions):
+        return ""
+    instr = instructions[index]
+    return f"{instr.opcode} {instr.name}"
+
+
 def _renamed(template: KernelCost, kernel: Kernel) -> KernelCost:
     """A copy of an equal kernel's estimate, with this kernel's names."""
     instr = kernel.instruction
@@ -119,7 +135,14 @@ def _renamed(template: KernelCost, kernel: Kernel) -> KernelCost:
         replace(o, name=instr.operands[o.index].name if o.index < len(instr.operands) else o.name)
         for o in template.operands
     ]
-    cost = replace(template, name=instr.name, operands=operands, notes=list(template.notes))
+    cost = replace(
+        template,
+        heaviest_op=_heaviest(kernel, template.heaviest_index),
+        name=kernel.name,
+        operands=operands,
+        notes=list(template.notes),
+        launches=kernel.repeats,
+    )
     cost.why = explain(cost)
     return cost
 
@@ -159,8 +182,10 @@ def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -
         cost = _estimate_triton(kernel, device, model)
     else:
         cost = estimate_fusion(kernel.fusion, device, model)
-    cost.name = instr.name
+    cost.name = kernel.name
+    cost.heaviest_op = _heaviest(kernel, cost.heaviest_index)
     cost.opcode = instr.opcode
+    cost.launches = kernel.repeats
     if kernel.kind == "op":
         cost.kind = "unfused op"
     cost.fingerprint = _fingerprint(kernel)
@@ -199,5 +224,5 @@ def estimate_module(
             if key is not None:
                 seen[key] = cost
         except HloidxError as e:
-            skipped.append(Skipped(kernel.instruction.name, kernel.instruction.opcode, str(e)))
+            skipped.append(Skipped(kernel.name, kernel.instruction.opcode, str(e)))
     return CostReport(module.name, profile, model, costs, skipped)

@@ -58,7 +58,8 @@ def report_text(report: CostReport, sort: str = "time", limit: int | None = None
             (
                 k.name,
                 k.emitter,
-                f"{k.blocks}x{k.threads_per_block}",
+                f"{k.blocks}x{k.threads_per_block}"
+                + (f" ({k.launches} launches)" if k.launches != 1 else ""),
                 human_count(k.flops),
                 human_bytes(k.bytes_read),
                 human_bytes(k.bytes_written),
@@ -86,7 +87,7 @@ def report_text(report: CostReport, sort: str = "time", limit: int | None = None
     lines.append("")
     lines.append(
         f"kernels: {kernels}   estimated module time: {human_time(report.total_time_ns)} "
-        f"({human_time(total)} in kernels + {kernels} x 1 us launch overhead)"
+        f"({human_time(total)} in kernels + {report.launches} x 1 us launch overhead)"
     )
     lines.append(
         f"bytes read: {human_bytes(sum(k.bytes_read for k in report.kernels))}   "

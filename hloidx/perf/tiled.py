@@ -246,7 +246,8 @@ def estimate_tiled(
         return TiledEstimate(cost, tiles)
     profile = device.compute_capability
     reads: dict[int, list] = {}
-    heaviest: tuple[int, str] = (0, "")
+    heaviest: tuple[int, int] = (0, -1)
+    position = {id(i): k for k, i in enumerate(body.instructions)}
     for t in tiles:
         if t.is_parameter:
             index = outside.get(id(t.instruction), 0)
@@ -262,8 +263,8 @@ def estimate_tiled(
             these = flops_per_element(t.instruction, profile) * num_blocks * padded_size(t.sizes)
             cost.flops += these
             if these > heaviest[0]:
-                heaviest = (these, f"{t.instruction.opcode} {t.instruction.name}")
-    cost.heaviest_op = heaviest[1]
+                heaviest = (these, position.get(id(t.instruction), -1))
+    cost.heaviest_index = heaviest[1]
     for index, (total, rate, param) in sorted(reads.items()):
         operand = fusion.operands[index] if index < len(fusion.operands) else param
         size = shape_bytes(param.shape)
