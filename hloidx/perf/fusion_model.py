@@ -17,12 +17,13 @@ from __future__ import annotations
 from math import ceil, prod
 from typing import TYPE_CHECKING
 
-from ..gpu.analysis import analyze_fusion, read_coalesced_heuristic
+from ..gpu.analysis import read_coalesced_heuristic
 from ..gpu.emitters import choose_emitter
 from ..gpu.launch import compute_launch
 from ..hlo.element_types import element_bytes
 from ..hlo.fusion import body_of, computation_outputs, grouped_output_to_input
 from ..maps.utilization import utilization
+from .coalescing import operand_verdicts
 from .costs import KernelCost, OperandCost
 from .flops import flops_per_element
 from .model import (
@@ -94,7 +95,7 @@ def grouped_maps(fusion: Instruction) -> dict[Instruction, list[IndexingMap]]:
 
 
 def launch_of(fusion: Instruction, device: CostDevice):
-    """(emitter label, blocks, threads per block, whether hloidx models the emitter)."""
+    """(emitter choice, its label, launch config or None, blocks, threads per block)."""
     choice = choose_emitter(fusion)
     launch = compute_launch(fusion, choice, device.launch_profile)
     if launch is None:
@@ -106,22 +107,27 @@ def launch_of(fusion: Instruction, device: CostDevice):
             else shape.num_elements()
         )
         label = choice.label
-        return choice, label, max(1, ceil(n / FALLBACK_THREADS)), FALLBACK_THREADS, False
+        return choice, label, None, max(1, ceil(n / FALLBACK_THREADS)), FALLBACK_THREADS
     label = choice.kind if choice.kind == "dynamic-update-slice" else choice.label
     if launch.reduction is not None:
         label = f"reduction ({launch.reduction.detail})"
-    return choice, label, prod(launch.blocks), prod(launch.threads_per_block), True
+    return choice, label, launch, prod(launch.blocks), prod(launch.threads_per_block)
 
 
 def estimate_fusion(fusion: Instruction, device: CostDevice, model: str = "xla") -> KernelCost:
     """The estimate of one fusion (or one-op fusion) by ``model`` (``xla`` or ``hloidx``)."""
-    choice, emitter, blocks, threads, modelled = launch_of(fusion, device)
+    choice, emitter, launch, blocks, threads = launch_of(fusion, device)
+    modelled = launch is not None
     body = body_of(fusion)
     grouped = grouped_maps(fusion)
     operands_outside = set(map(id, fusion.operands))
     profile = device.compute_capability
     xla_coalesced = read_coalesced_heuristic(choice.kind, fusion)
-    view = analyze_fusion(fusion, device.launch_profile) if model == "hloidx" else None
+    view = (
+        operand_verdicts(fusion, choice, launch, device.launch_profile)
+        if model == "hloidx"
+        else None
+    )
     flops = 0
     heaviest: tuple[int, int] = (0, -1)
     position = {id(i): k for k, i in enumerate(body.instructions)}
@@ -215,7 +221,7 @@ def _operand(
         ("XLA's heuristic (hloidx does not model this emitter's threads)"),
     )
     warp = None
-    seen = view.operands[index] if index < len(view.operands) else None
+    seen = view[index] if index < len(view) else None
     if seen is not None and seen.method in ("thread maps", "scalar", "never read"):
         coalesced = seen.coalesced
         figures = seen.figures
