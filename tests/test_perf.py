@@ -305,3 +305,22 @@ def test_a_while_loop_with_a_known_trip_count_launches_its_body_that_many_times(
     assert report.total_time_ns == pytest.approx(total + 1000 * launches)
     (loop,) = [s for s in report.skipped if s.name == "while.6"]
     assert "10 trips" in loop.reason
+
+
+def test_html_page_svgs_are_well_formed_and_escape_names() -> None:
+    import re
+    import xml.etree.ElementTree as ET
+
+    from hloidx.perf.html import report_html
+
+    report = estimate_module(VIEW.read_text())
+    report.kernels[0].why += " <b>&"
+    page = report_html(report)
+    svgs = re.findall(r"<svg.*?</svg>", page, re.DOTALL)
+    assert len(svgs) == 2
+    for svg in svgs:
+        ET.fromstring(svg)  # well-formed XML: every name and tooltip escaped
+    assert "&lt;b&gt;&amp;" in page
+    assert "<b>&" not in page
+    circles = re.findall(r"<circle", svgs[1])
+    assert len(circles) == sum(1 for k in report.kernels if k.bytes_read + k.bytes_written)
