@@ -40,12 +40,9 @@ MODULES = [
     ROOT / "tests" / "data" / "corpus" / "einsum_heavy.opt.hlo",
     ROOT / "tests" / "data" / "corpus" / "cnn_pool_batchnorm.opt.hlo",
 ]
-_SKIP_SLOW = {"best_tiling_combined_fusion.hlo", "tiles_beyond_int32.hlo"}
 
 
-@pytest.mark.parametrize(
-    "path", [p for p in MODULES if p.name not in _SKIP_SLOW], ids=lambda p: p.name
-)
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
 def test_hloidx_model_never_reads_more_distinct_bytes_than_the_operand_holds(path) -> None:
     report = estimate_module(path.read_text(), "rtx-a6000", "hloidx")
     for kernel in report.kernels:
@@ -56,9 +53,7 @@ def test_hloidx_model_never_reads_more_distinct_bytes_than_the_operand_holds(pat
         assert kernel.why
 
 
-@pytest.mark.parametrize(
-    "path", [p for p in MODULES if p.name not in _SKIP_SLOW], ids=lambda p: p.name
-)
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
 def test_every_entry_instruction_has_a_row_or_a_reason(path) -> None:
     module = hloidx.parse_hlo(path.read_text())
     report = estimate_module(module, "rtx-a6000", "hloidx")
