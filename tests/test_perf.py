@@ -318,4 +318,4 @@ def test_html_page_svgs_are_well_formed_and_escape_names() -> None:
     assert "&lt;b&gt;&amp;" in page
     assert "<b>&" not in page
     circles = re.findall(r"<circle", svgs[1])
-    assert len(circles) == sum(1 for k in report.kernels if k.bytes_read + k.bytes_written)
+    assert len(circles) == sum(1 for k in report.kernels if k.flops and k.exec_time_ns)
