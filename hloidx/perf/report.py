@@ -69,6 +69,7 @@ class CostReport:
             "device": self.device.name,
             "model": self.model,
             "estimate": "estimated from XLA's GPU cost model formulas, not measured",
+            "share_of": "the kernels' estimated time, launch overhead excluded",
             "kernels": [k.as_json(total) for k in rows],
             "not_kernels": [
                 {"name": s.name, "opcode": s.opcode, "reason": s.reason} for s in self.skipped
