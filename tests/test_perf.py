@@ -368,3 +368,23 @@ def test_hloidx_bytes_are_what_the_provenance_interpreter_reads(text, name, valu
             assert o.bytes_read == len(relation) * eb, o.name
         else:
             assert distinct <= o.bytes_distinct <= o.size, o.name
+
+
+def test_a_call_is_inlined_its_kernels_are_rows() -> None:
+    report = estimate_module(
+        hloidx.parse_hlo(
+            """HloModule m
+f {
+  x = f32[8,16] parameter(0)
+  ROOT e = f32[8,16] exponential(x)
+}
+ENTRY main {
+  p = f32[8,16] parameter(0)
+  ROOT c = f32[8,16] call(p), to_apply=f
+}"""
+        )
+    )
+    assert [k.name for k in report.kernels] == ["c/e"]
+    assert report.kernels[0].launches == 1
+    (call,) = [s for s in report.skipped if s.name == "c"]
+    assert "inlines" in call.reason
