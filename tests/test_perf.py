@@ -39,6 +39,7 @@ MODULES = [
     ROOT / "tests" / "data" / "corpus" / "rnn_scan.opt.hlo",
     ROOT / "tests" / "data" / "corpus" / "einsum_heavy.opt.hlo",
     ROOT / "tests" / "data" / "corpus" / "cnn_pool_batchnorm.opt.hlo",
+    ROOT / "tests" / "data" / "corpus" / "large_resnet12_fwd_bwd.opt.hlo",
 ]
 
 
