@@ -27,8 +27,31 @@ ALLOWED: dict[str, set[str]] = {
     "tiling": {"hlo", "maps", "base"},
     "pictures": {"hlo", "maps", "base"},
     "check": {"stablehlo", "hlo", "maps", "base"},
-    "cli": {"cli", "check", "gpu", "tiling", "stablehlo", "pictures", "hlo", "maps", "base"},
-    "api": {"cli", "check", "gpu", "tiling", "stablehlo", "pictures", "hlo", "maps", "base"},
+    "perf": {"gpu", "tiling", "hlo", "maps", "base"},
+    "cli": {
+        "cli",
+        "check",
+        "perf",
+        "gpu",
+        "tiling",
+        "stablehlo",
+        "pictures",
+        "hlo",
+        "maps",
+        "base",
+    },
+    "api": {
+        "cli",
+        "check",
+        "perf",
+        "gpu",
+        "tiling",
+        "stablehlo",
+        "pictures",
+        "hlo",
+        "maps",
+        "base",
+    },
 }
 GUI_PACKAGES = {"click", "rich"}
 
