@@ -24,6 +24,7 @@ from ..maps.utilization import UNKNOWN, Utilization, utilization
 from .ir import Computation, HloModule, Instruction, Shape
 from .op_rules import IndexingTable, OperandIndexing, RuntimeVar
 from .sharing import op_table, structural_key
+from .sparse_rows import row_cells, table_columns
 
 
 @dataclass
@@ -392,6 +393,9 @@ def analyze_instruction(
                 f"{type(error).__name__}: {error}"
             )
 
+    # each operand's cells of the output-to-input table, read once for all operands (a tuple's
+    # table is sparse: walking its full columns would cost operands x outputs)
+    o2i_columns = table_columns(o2i, len(instr.operands)) if o2i is not None else None
     for operand in result.operands:
         i = operand.index
         if o2i is None and options.direction in ("o2i", "both") and no_rule is not None:
@@ -401,14 +405,14 @@ def analyze_instruction(
         if o2i is None and o2i_for_utilization_only and instr.operands[i].shape.is_array:
             operand.utilization = UNKNOWN
         try:
-            if o2i is not None and o2i_for_utilization_only:
-                cells = [row[i] for row in o2i if i < len(row)]
+            if o2i_columns is not None and o2i_for_utilization_only:
+                cells = o2i_columns[i]
                 maps, _ = _process(_cell_maps(cells), replace(options, verify=False), [])
                 dims = _operand_shape_dims(instr, i)
                 if dims is not None:
                     operand.utilization = utilization(maps, dims)
-            elif o2i is not None:
-                cells = [row[i] for row in o2i if i < len(row)]
+            elif o2i_columns is not None:
+                cells = o2i_columns[i]
                 operand.exact = all(c.exact for c in cells)
                 maps, described = _process(
                     _cell_maps(cells), options, operand.output_to_input_verdicts
@@ -431,7 +435,7 @@ def analyze_instruction(
                 if options.utilization and dims is not None:
                     operand.utilization = utilization(maps, dims)
             if i2o is not None and i < len(i2o):
-                cells = list(i2o[i])
+                cells = row_cells(i2o[i])
                 operand.input_to_output, _ = _process(
                     _cell_maps(cells), options, operand.input_to_output_verdicts
                 )
