@@ -419,8 +419,12 @@ def analyze_instruction(
                 )
                 if any(m.is_undefined for m in maps):
                     operand.exact = False
+                noted = set(operand.notes)  # a while's state: one note per element
                 for cell in cells:
-                    operand.notes.extend(n for n in cell.notes if n not in operand.notes)
+                    for note in cell.notes:
+                        if note not in noted:
+                            noted.add(note)
+                            operand.notes.append(note)
                     if cell.element is not None:
                         operand.element = cell.element
                 operand.output_to_input = maps
