@@ -27,7 +27,7 @@ from .sharing import op_table, structural_key
 from .sparse_rows import row_cells, table_columns
 
 
-@dataclass
+@dataclass(slots=True)  # tens of thousands live at once (`hloidx summary`)
 class OperandAnalysis:
     index: int
     name: str
@@ -80,8 +80,11 @@ class OperandAnalysis:
         return "exact" if self.exact else "over-approximation"
 
 
-@dataclass
+@dataclass(slots=True)  # tens of thousands live at once (`hloidx summary`)
 class InstructionAnalysis:
+    """One instruction's analysis; read-only once :func:`analyze_each` has yielded it (the
+    analyses of structurally identical instructions share their lists)."""
+
     computation: str
     name: str
     opcode: str
@@ -223,13 +226,15 @@ def _shareable(result: InstructionAnalysis) -> bool:
 
 def _reuse(shared: InstructionAnalysis, instr: Instruction) -> InstructionAnalysis:
     """``shared`` (the analysis of a structurally identical instruction) under ``instr``'s own
-    names; lists are copied so that no two analyses share a mutable list."""
+    names. Its lists are ``shared``'s own, not copies (an analysis is read-only once yielded):
+    a module repeats the same op tens of thousands of times, and `hloidx summary` holds every
+    analysis at once."""
     result = InstructionAnalysis(
         instr.computation.name if instr.computation else "",
         instr.name,
         instr.opcode,
         shape_text(instr.shape),  # a fusion's key holds its body's root shape, not its own
-        notes=list(shared.notes),
+        notes=shared.notes,
         instruction=instr,
     )
     result.operands = [
@@ -237,15 +242,15 @@ def _reuse(shared: InstructionAnalysis, instr: Instruction) -> InstructionAnalys
             op.index,
             producer.name,
             op.shape,
-            list(op.output_to_input),
-            list(op.input_to_output),
+            op.output_to_input,
+            op.input_to_output,
             op.exact,
             op.utilization,
-            [],
+            op.runtime_vars,  # empty: an analysis with runtime variables is never shared
             op.element,
-            list(op.notes),
-            list(op.output_to_input_verdicts),
-            list(op.input_to_output_verdicts),
+            op.notes,
+            op.output_to_input_verdicts,
+            op.input_to_output_verdicts,
             op,
         )
         for op, producer in zip(shared.operands, instr.operands, strict=True)
