@@ -207,3 +207,50 @@ def test_sparse_row_rejects_cells_outside_and_reads_out_of_range() -> None:
         SparseRow(2, {2: NO_READS})
     with pytest.raises(IndexError):
         SparseRow(2, {})[2]
+
+
+# ---------------------------------------------------------------------------
+# Utilization and pictures count within a fixed memory budget
+# ---------------------------------------------------------------------------
+
+
+def _peak_mb(work) -> tuple[float, object]:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        result = work()
+        return tracemalloc.get_traced_memory()[1] / 2**20, result
+    finally:
+        tracemalloc.stop()
+
+
+def test_utilization_of_a_large_group_counts_in_chunks() -> None:
+    from hloidx.maps.syntax import parse_map
+    from hloidx.maps.utilization import utilization
+
+    # one group of 1,000,000 points over three variables (a window read: d0 + s0 mixes them)
+    m = parse_map(
+        "(d0, d1)[s0] -> (d0 + s0, d1), domain: d0 in [0, 9999], d1 in [0, 9], s0 in [0, 9]"
+    )
+    clear_caches()
+    peak, use = _peak_mb(lambda: utilization([m], (10009, 10)))
+    # every element of rows 0..10008 is read; reads: 1,000,000 / 100,090
+    assert (use.distinct, use.kind) == (1.0, "exact")
+    assert use.reads == pytest.approx(1_000_000 / 100_090)
+    assert peak < 24, peak  # whole columns of the group were 3 x 8 MB before any evaluation
+
+
+def test_read_counts_stay_within_the_budget() -> None:
+    from hloidx.maps.syntax import parse_map
+    from hloidx.pictures.counts import MAX_COUNTED_ELEMENTS, read_counts
+
+    big = read_counts([IndexingMap.identity((4096, 4096))], (4096, 4096))
+    assert big.is_unknown
+    assert f"{MAX_COUNTED_ELEMENTS:,}" in big.note
+    # 2,000,000 domain points onto a small operand: enumerated in chunks, exactly
+    m = parse_map("(d0, d1) -> (d0 mod 10, d1 mod 10), domain: d0 in [0, 1999], d1 in [0, 999]")
+    peak, counts = _peak_mb(lambda: read_counts([m], (10, 10)))
+    assert counts.kind == "exact"
+    assert counts.counts.tolist() == [[20_000.0] * 10] * 10
+    assert peak < 24, peak
