@@ -60,12 +60,24 @@ class OperandAnalysis:
 
     @property
     def is_undefined(self) -> bool:
-        return any(m.is_undefined for m in (*self.output_to_input, *self.input_to_output))
+        # plain loops: the summary asks every operand of a module, several times
+        for m in self.output_to_input:
+            if m.is_undefined:
+                return True
+        for m in self.input_to_output:  # noqa: SIM110
+            if m.is_undefined:
+                return True
+        return False
 
     @property
     def is_known_empty(self) -> bool:
         maps = self.output_to_input or self.input_to_output
-        return bool(maps) and all(m.is_known_empty for m in maps)
+        if not maps:
+            return False
+        for m in maps:  # noqa: SIM110
+            if not m.is_known_empty:
+                return False
+        return True
 
     @property
     def status(self) -> str:

@@ -66,6 +66,20 @@ def structure_key(comp: Computation) -> tuple[Any, ...]:
 def structural_key(instr: Instruction) -> tuple[Any, ...]:
     """Everything an op's rule reads, without names: opcode, shapes, relevant attributes, and
     which operands are constants (with their literal) or iotas."""
+    # asked up to three times in a row for one instruction (its analysis key, then the table
+    # of each direction): the last answer is kept
+    if _LAST_KEY[0] is instr:
+        return _LAST_KEY[1]
+    key = _structural_key(instr)
+    _LAST_KEY[:] = (instr, key)
+    return key
+
+
+_LAST_KEY: list[Any] = [None, ()]
+register(lambda: _LAST_KEY.__setitem__(slice(None), (None, ())))
+
+
+def _structural_key(instr: Instruction) -> tuple[Any, ...]:
     # Shapes are frozen dataclasses: hashing them is cheaper than printing them, and equal
     # shapes print equally, so keying on the objects never merges what the text would split.
     return (
