@@ -168,6 +168,10 @@ def summary(
             analysis = analyze(module, verify=not no_verify, progress=update)
         finally:
             stop()
+        # the memo tables have served: their memory holds the summary's rows instead
+        from ..caches import clear_caches
+
+        clear_caches()
         doc = summarize(analysis, sort)
     if device is not None:
         add_coalescing(doc, module, device)
