@@ -202,7 +202,8 @@ def _one_file(path: str, options: MapsOptions, from_: str | None, to: str | None
             raise click.UsageError("--from and --to go together")
         return _chain(text, where, options, from_, to)
     stream = JsonStream()
-    plain = not console().is_terminal
+    # plain strings for text written to a pipe; JSON and HTML never load Rich at all
+    plain = options.fmt != "text" or not console().is_terminal
     outcome = analyse_text(text, where, options, progress_bar=True, stream=stream, plain=plain)
     if not stream.started:
         for line in outcome.error_lines:

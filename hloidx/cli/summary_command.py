@@ -242,6 +242,10 @@ def summary(
             stop()
         if sort == "time" and device is None:
             raise click.UsageError("--sort time needs --device (the GPU to estimate on)")
+        # the memo tables have served: their memory holds the summary's rows instead
+        from ..caches import clear_caches
+
+        clear_caches()
         doc = summarize(analysis, "total" if sort == "time" else sort, group=not no_group)
     if device is not None:
         add_coalescing(doc, module, device)

@@ -24,9 +24,10 @@ from ..maps.utilization import UNKNOWN, Utilization, utilization
 from .ir import Computation, HloModule, Instruction, Shape
 from .op_rules import IndexingTable, OperandIndexing, RuntimeVar
 from .sharing import op_table, structural_key
+from .sparse_rows import row_cells, table_columns
 
 
-@dataclass
+@dataclass(slots=True)  # tens of thousands live at once (`hloidx summary`)
 class OperandAnalysis:
     index: int
     name: str
@@ -59,12 +60,24 @@ class OperandAnalysis:
 
     @property
     def is_undefined(self) -> bool:
-        return any(m.is_undefined for m in (*self.output_to_input, *self.input_to_output))
+        # plain loops: the summary asks every operand of a module, several times
+        for m in self.output_to_input:
+            if m.is_undefined:
+                return True
+        for m in self.input_to_output:  # noqa: SIM110
+            if m.is_undefined:
+                return True
+        return False
 
     @property
     def is_known_empty(self) -> bool:
         maps = self.output_to_input or self.input_to_output
-        return bool(maps) and all(m.is_known_empty for m in maps)
+        if not maps:
+            return False
+        for m in maps:  # noqa: SIM110
+            if not m.is_known_empty:
+                return False
+        return True
 
     @property
     def status(self) -> str:
@@ -79,8 +92,11 @@ class OperandAnalysis:
         return "exact" if self.exact else "over-approximation"
 
 
-@dataclass
+@dataclass(slots=True)  # tens of thousands live at once (`hloidx summary`)
 class InstructionAnalysis:
+    """One instruction's analysis; read-only once :func:`analyze_each` has yielded it (the
+    analyses of structurally identical instructions share their lists)."""
+
     computation: str
     name: str
     opcode: str
@@ -222,13 +238,15 @@ def _shareable(result: InstructionAnalysis) -> bool:
 
 def _reuse(shared: InstructionAnalysis, instr: Instruction) -> InstructionAnalysis:
     """``shared`` (the analysis of a structurally identical instruction) under ``instr``'s own
-    names; lists are copied so that no two analyses share a mutable list."""
+    names. Its lists are ``shared``'s own, not copies (an analysis is read-only once yielded):
+    a module repeats the same op tens of thousands of times, and `hloidx summary` holds every
+    analysis at once."""
     result = InstructionAnalysis(
         instr.computation.name if instr.computation else "",
         instr.name,
         instr.opcode,
         shape_text(instr.shape),  # a fusion's key holds its body's root shape, not its own
-        notes=list(shared.notes),
+        notes=shared.notes,
         instruction=instr,
     )
     result.operands = [
@@ -236,15 +254,15 @@ def _reuse(shared: InstructionAnalysis, instr: Instruction) -> InstructionAnalys
             op.index,
             producer.name,
             op.shape,
-            list(op.output_to_input),
-            list(op.input_to_output),
+            op.output_to_input,
+            op.input_to_output,
             op.exact,
             op.utilization,
-            [],
+            op.runtime_vars,  # empty: an analysis with runtime variables is never shared
             op.element,
-            list(op.notes),
-            list(op.output_to_input_verdicts),
-            list(op.input_to_output_verdicts),
+            op.notes,
+            op.output_to_input_verdicts,
+            op.input_to_output_verdicts,
             op,
         )
         for op, producer in zip(shared.operands, instr.operands, strict=True)
@@ -392,6 +410,9 @@ def analyze_instruction(
                 f"{type(error).__name__}: {error}"
             )
 
+    # each operand's cells of the output-to-input table, read once for all operands (a tuple's
+    # table is sparse: walking its full columns would cost operands x outputs)
+    o2i_columns = table_columns(o2i, len(instr.operands)) if o2i is not None else None
     for operand in result.operands:
         i = operand.index
         if o2i is None and options.direction in ("o2i", "both") and no_rule is not None:
@@ -401,22 +422,26 @@ def analyze_instruction(
         if o2i is None and o2i_for_utilization_only and instr.operands[i].shape.is_array:
             operand.utilization = UNKNOWN
         try:
-            if o2i is not None and o2i_for_utilization_only:
-                cells = [row[i] for row in o2i if i < len(row)]
+            if o2i_columns is not None and o2i_for_utilization_only:
+                cells = o2i_columns[i]
                 maps, _ = _process(_cell_maps(cells), replace(options, verify=False), [])
                 dims = _operand_shape_dims(instr, i)
                 if dims is not None:
                     operand.utilization = utilization(maps, dims)
-            elif o2i is not None:
-                cells = [row[i] for row in o2i if i < len(row)]
+            elif o2i_columns is not None:
+                cells = o2i_columns[i]
                 operand.exact = all(c.exact for c in cells)
                 maps, described = _process(
                     _cell_maps(cells), options, operand.output_to_input_verdicts
                 )
                 if any(m.is_undefined for m in maps):
                     operand.exact = False
+                noted = set(operand.notes)  # a while's state: one note per element
                 for cell in cells:
-                    operand.notes.extend(n for n in cell.notes if n not in operand.notes)
+                    for note in cell.notes:
+                        if note not in noted:
+                            noted.add(note)
+                            operand.notes.append(note)
                     if cell.element is not None:
                         operand.element = cell.element
                 operand.output_to_input = maps
@@ -431,7 +456,7 @@ def analyze_instruction(
                 if options.utilization and dims is not None:
                     operand.utilization = utilization(maps, dims)
             if i2o is not None and i < len(i2o):
-                cells = list(i2o[i])
+                cells = row_cells(i2o[i])
                 operand.input_to_output, _ = _process(
                     _cell_maps(cells), options, operand.input_to_output_verdicts
                 )

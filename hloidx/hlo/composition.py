@@ -4,7 +4,7 @@ by a constant, an iota or integer arithmetic on them becomes an expression, as X
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..caches import memo
@@ -56,6 +56,55 @@ class Tracked:
 class Reached:
     maps: list[Tracked] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+
+
+class ReachedTargets(Mapping[int, Reached]):
+    """What one start reaches at each target (by the target's id): the maps delivered to the
+    targets it reached, and the notes of paths lost on the way, which concern every target
+    alike. Nothing is stored for a target no path reached (a start read by one output of
+    thousands costs one entry)."""
+
+    __slots__ = ("maps", "order", "targets", "unknown")
+
+    def __init__(self, order: list[int], targets: set[int]) -> None:
+        self.order = order
+        self.targets = targets
+        self.maps: dict[int, list[Tracked]] = {}
+        self.unknown: list[str] = []
+
+    def __getitem__(self, target_id: int) -> Reached:
+        if target_id not in self.targets:
+            raise KeyError(target_id)
+        return Reached(list(self.maps.get(target_id, ())), list(self.unknown))
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.order)
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+
+def topological_from(start: Instruction) -> list[Instruction]:
+    """Instructions reachable from ``start`` through operands, users before producers."""
+    order: list[Instruction] = []
+    state: dict[int, int] = {}
+    stack: list[tuple[Instruction, int]] = [(start, 0)]
+    while stack:
+        node, i = stack.pop()
+        if i == 0:
+            if state.get(id(node)) is not None:
+                continue
+            state[id(node)] = 1
+        if i < len(node.operands):
+            stack.append((node, i + 1))
+            child = node.operands[i]
+            if state.get(id(child)) is None:
+                stack.append((child, 0))
+        else:
+            state[id(node)] = 2
+            order.append(node)
+    order.reverse()
+    return order
 
 
 @memo(131072)

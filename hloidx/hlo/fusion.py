@@ -29,56 +29,26 @@ from .composition import (
     MAX_MAPS_PER_INSTRUCTION,
     ComposedOperandIndexing,
     Reached,
+    ReachedTargets,
     Tracked,
     _compose_tracked,
     _dedupe,
     compose_simplified,
+    topological_from,
 )
 from .ir import Computation, Instruction
 from .op_rules import IndexingTable, OperandIndexing, RuntimeVar
 from .sharing import _repoint, _repointable, names_inside, op_table, structure_key
-
-# ---------------------------------------------------------------------------
-# Compose + simplify, memoised by structure
-# ---------------------------------------------------------------------------
-
-
-# ---------------------------------------------------------------------------
-# Runtime-variable folding
-# ---------------------------------------------------------------------------
-
+from .sparse_rows import SparseRow, stored_items
 
 # ---------------------------------------------------------------------------
 # Walking a computation
 # ---------------------------------------------------------------------------
 
 
-def _topological_from(start: Instruction) -> list[Instruction]:
-    """Instructions reachable from ``start`` through operands, users before producers."""
-    order: list[Instruction] = []
-    state: dict[int, int] = {}
-    stack: list[tuple[Instruction, int]] = [(start, 0)]
-    while stack:
-        node, i = stack.pop()
-        if i == 0:
-            if state.get(id(node)) is not None:
-                continue
-            state[id(node)] = 1
-        if i < len(node.operands):
-            stack.append((node, i + 1))
-            child = node.operands[i]
-            if state.get(id(child)) is None:
-                stack.append((child, 0))
-        else:
-            state[id(node)] = 2
-            order.append(node)
-    order.reverse()
-    return order
-
-
 def parameters_reached(start: Instruction) -> list[Instruction]:
     """The parameters ``start`` depends on (directly or through other instructions)."""
-    return [i for i in _topological_from(start) if i.opcode == "parameter"]
+    return [i for i in topological_from(start) if i.opcode == "parameter"]
 
 
 def _tuple_leaf_count(instr: Instruction) -> int:
@@ -112,7 +82,7 @@ def grouped_output_to_input(
     # reached[(instr, output_id)] -> maps from the start's output to that output
     reached: dict[tuple[int, int], list[Tracked]] = {(id(start), output_id): [identity]}
     result: dict[Instruction, Reached] = {}
-    for instr in _topological_from(start):
+    for instr in topological_from(start):
         record_here = result.setdefault(instr, Reached())
         if record_here.unknown and instr is not stop_at and instr.opcode != "parameter":
             # What an instruction of unknown indexing reads is unknown, and so is everything
@@ -157,10 +127,10 @@ def grouped_output_to_input(
                     )
                 continue
             row = table[out_id] if out_id < len(table) else table[0]
-            for j, operand in enumerate(instr.operands):
-                if j >= len(row):
-                    continue
-                cell = row[j]
+            for j, cell in stored_items(row):
+                if j >= len(instr.operands):
+                    break
+                operand = instr.operands[j]
                 produced = [
                     _compose_tracked(t, rule_map, cell, instr, record)
                     for t in incoming
@@ -276,14 +246,15 @@ def grouped_input_to_output_many(
         )
         heapq.heappush(pending, (order.get(id(start), -1), id(start)))
     target_ids = {id(t) for t in targets}
-    out: dict[int, dict[int, Reached]] = {
-        id(s): {id(t): Reached() for t in targets} for s in starts
+    order_of_targets = list(dict.fromkeys(id(t) for t in targets))
+    out: dict[int, ReachedTargets] = {
+        id(s): ReachedTargets(order_of_targets, target_ids) for s in starts
     }
 
     def deliver(target_id: int, entries: list[_Entry]) -> None:
         for t, sources in entries:
             for source in sources:
-                out[source][target_id].maps.append(t)
+                out[source].maps.setdefault(target_id, []).append(t)
 
     # Visit in program order (a heap of positions), so every map reaching an instruction has
     # arrived before the instruction is walked through.
@@ -308,10 +279,9 @@ def grouped_input_to_output_many(
                 ):
                     for _, sources in incoming:
                         for source in sources:
-                            for r in out[source].values():
-                                r.unknown.append(
-                                    f"unknown indexing: {user.name}: a tuple inside a tuple"
-                                )
+                            out[source].unknown.append(
+                                f"unknown indexing: {user.name}: a tuple inside a tuple"
+                            )
                     continue
                 if user.opcode == "get-tuple-element":
                     if (user.tuple_index or 0) == out_id:
@@ -329,12 +299,11 @@ def grouped_input_to_output_many(
                 except HloidxError as error:
                     for _, sources in incoming:
                         for source in sources:
-                            for r in out[source].values():
-                                r.unknown.append(f"through {user.name}: {error.message}")
+                            out[source].unknown.append(f"through {user.name}: {error.message}")
                     continue
                 if j >= len(table):
                     continue
-                for user_out, cell in enumerate(table[j]):
+                for user_out, cell in stored_items(table[j]):
                     if (cell.element or 0) != out_id:
                         continue  # the user reads another element of this tuple
                     produced = [
@@ -345,8 +314,8 @@ def grouped_input_to_output_many(
                     reached.setdefault((id(user), user_out), []).extend(produced)
                 heapq.heappush(pending, (order.get(id(user), 0), id(user)))
     for per_target in out.values():
-        for r in per_target.values():
-            r.maps = _dedupe(r.maps)
+        for target_id, maps in per_target.maps.items():
+            per_target.maps[target_id] = _dedupe(maps)
     return out
 
 
@@ -408,23 +377,44 @@ def _cell(reached: Reached | None, exact_default: bool = True) -> OperandIndexin
     )
 
 
-def parameter_cells(
-    start: Instruction, comp: Computation, num_operands: int, record: bool = False
-) -> list[OperandIndexing]:
-    """The maps from ``start``'s output (an instruction of ``comp``) to each parameter."""
+def _parameter_positions(comp: Computation, num_operands: int) -> dict[int, int]:
+    """``id(parameter) -> its number`` for the parameters the caller passes an operand to."""
     params = {p.parameter_number: p for p in comp.parameters}
+    return {id(p): k for k, p in params.items() if k is not None and 0 <= k < num_operands}
+
+
+def parameter_cells(
+    start: Instruction,
+    comp: Computation,
+    num_operands: int,
+    record: bool = False,
+    positions: dict[int, int] | None = None,
+) -> SparseRow:
+    """The maps from ``start``'s output (an instruction of ``comp``) to each parameter: one
+    cell per parameter a path reaches, KNOWN EMPTY (never read) for the others."""
+    if positions is None:
+        positions = _parameter_positions(comp, num_operands)
     reached = grouped_output_to_input(start, record=record)
-    row = []
-    for k in range(num_operands):
-        p = params.get(k)
-        r = reached.get(p) if p is not None else None
-        r = r or Reached()  # no path from start reaches this parameter
-        row.append(_cell(r) if (r.maps or r.unknown) else _NEVER_READ)
-    return row
+    cells = {}
+    for instr, r in reached.items():
+        k = positions.get(id(instr))
+        if k is not None and (r.maps or r.unknown):
+            cells[k] = _cell(r)
+    return SparseRow(num_operands, cells, _NEVER_READ)
 
 
 def _computation_o2i(comp: Computation, num_operands: int, record: bool = False) -> IndexingTable:
-    return [parameter_cells(out, comp, num_operands, record) for out in computation_outputs(comp)]
+    positions = _parameter_positions(comp, num_operands)
+    return [
+        parameter_cells(out, comp, num_operands, record, positions)
+        for out in computation_outputs(comp)
+    ]
+
+
+#: every output of a tuple-shaped parameter: its elements are not followed
+_TUPLE_PARAMETER = OperandIndexing(
+    (IndexingMap.undefined(),), exact=False, notes=("unknown indexing: tuple-shaped parameter",)
+)
 
 
 def _computation_i2o(comp: Computation, num_operands: int) -> IndexingTable:
@@ -434,30 +424,27 @@ def _computation_i2o(comp: Computation, num_operands: int) -> IndexingTable:
         p for k in range(num_operands) if (p := params.get(k)) is not None and p.shape.is_array
     ]
     walked = grouped_input_to_output_many(comp, starts, outputs)
+    places: dict[int, list[int]] = {}  # an output may appear more than once in the root tuple
+    for position, o in enumerate(outputs):
+        places.setdefault(id(o), []).append(position)
     table: IndexingTable = []
     for k in range(num_operands):
         p = params.get(k)
         if p is None or not p.shape.is_array:
-            table.append(
-                [
-                    OperandIndexing(
-                        (IndexingMap.undefined(),),
-                        exact=False,
-                        notes=("unknown indexing: tuple-shaped parameter",),
-                    )
-                    for _ in outputs
-                ]
-            )
+            table.append(SparseRow(len(outputs), {}, _TUPLE_PARAMETER))
             continue
         reached = walked[id(p)]
-        table.append(
-            [
-                _cell(reached[id(o)])
-                if (reached[id(o)].maps or reached[id(o)].unknown)
-                else _NEVER_READ
-                for o in outputs
-            ]
-        )
+        if reached.unknown:
+            # a lost path may read anything: every output's cell is the same UNDEFINED one
+            table.append(SparseRow(len(outputs), {}, _cell(Reached([], list(reached.unknown)))))
+            continue
+        cells = {}
+        for target_id, maps in reached.maps.items():
+            if maps:
+                cell = _cell(Reached(list(maps)))
+                for position in places.get(target_id, ()):
+                    cells[position] = cell
+        table.append(SparseRow(len(outputs), cells, _NEVER_READ))
     return table
 
 
@@ -523,6 +510,8 @@ def _conditional(instr: Instruction, direction: str) -> IndexingTable:
         raise UnsupportedOpError("unknown indexing: conditional without branches", instr.span)
     outputs = instr.shape.tuple_shapes if instr.shape.is_tuple else (instr.shape,)
     table: IndexingTable = []
+    # each branch's maps, composed once for all outputs
+    subs: dict[int, IndexingTable] = {}
     for out_id, out_shape in enumerate(outputs):
         row = [OperandIndexing((IndexingMap.build([], out_shape.dims),), exact=True)]
         for k, branch in enumerate(branches):
@@ -538,7 +527,9 @@ def _conditional(instr: Instruction, direction: str) -> IndexingTable:
                     )
                 )
                 continue
-            sub = _computation_o2i(branch, 1)
+            sub = subs.get(k)
+            if sub is None:
+                sub = subs[k] = _computation_o2i(branch, 1)
             cell = sub[out_id][0] if out_id < len(sub) else OperandIndexing((), exact=True)
             # Only one branch runs: its reads are a subset of the union (exact per branch).
             row.append(

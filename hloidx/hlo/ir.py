@@ -48,6 +48,26 @@ class Shape:
     dynamic: tuple[bool, ...] = ()
     layout: Layout | None = None
     tuple_shapes: tuple[Shape, ...] | None = None
+    #: the hash, computed once: a train state's tuple shape has thousands of elements and is
+    #: hashed by every get-tuple-element that reads it (never pickled: hashes differ by process)
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        value = self._hash
+        if value is None:
+            value = hash(
+                (self.element_type, self.dims, self.dynamic, self.layout, self.tuple_shapes)
+            )
+            object.__setattr__(self, "_hash", value)
+        return value
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.element_type, self.dims, self.dynamic, self.layout, self.tuple_shapes)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for name, value in zip(_SHAPE_FIELDS, state, strict=True):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_hash", None)
 
     @property
     def is_tuple(self) -> bool:
@@ -90,6 +110,9 @@ class Shape:
         if self.layout is not None:
             text += str(self.layout)
         return text
+
+
+_SHAPE_FIELDS = ("element_type", "dims", "dynamic", "layout", "tuple_shapes")
 
 
 # ---------------------------------------------------------------------------

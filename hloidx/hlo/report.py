@@ -154,7 +154,7 @@ def _instruction_json_text(
 ) -> str:
     """``json.dumps(instruction_to_json(ins, ...))``, each operand's body encoded once for all
     the operands that reuse it (``printed``, as in :func:`operand_to_json`)."""
-    dumps = json.dumps
+    dumps, quote = json.dumps, _quote
     operands = []
     for op in ins.operands:
         source = op.shared_from
@@ -168,11 +168,16 @@ def _instruction_json_text(
             body = entry[1]
         # the body is a dict of eleven keys: `{"output_to_input": ...` follows index, name, shape
         operands.append(
-            f'{{"index": {dumps(op.index)}, "name": {dumps(op.name)}, '
-            f'"shape": {dumps(op.shape)}, {body[1:]}'
+            f'{{"index": {op.index:d}, "name": {quote(op.name)}, '
+            f'"shape": {quote(op.shape)}, {body[1:]}'
         )
+    notes = dumps(list(ins.notes)) if ins.notes else "[]"
     return (
-        f'{{"computation": {dumps(ins.computation)}, "name": {dumps(ins.name)}, '
-        f'"opcode": {dumps(ins.opcode)}, "shape": {dumps(ins.shape)}, '
-        f'"operands": [{", ".join(operands)}], "notes": {dumps(list(ins.notes))}}}'
+        f'{{"computation": {quote(ins.computation)}, "name": {quote(ins.name)}, '
+        f'"opcode": {quote(ins.opcode)}, "shape": {quote(ins.shape)}, '
+        f'"operands": [{", ".join(operands)}], "notes": {notes}}}'
     )
+
+
+#: ``json.dumps`` of a string, without its dispatch (the same text: ASCII, escaped)
+_quote = json.encoder.encode_basestring_ascii

@@ -13,7 +13,8 @@ from .composition import (
     ComposedOperandIndexing,
 )
 from .ir import CALL_ATTRIBUTES, INDEXING_IRRELEVANT_ATTRIBUTES, Computation, Instruction
-from .op_rules import IndexingTable, RuntimeVar
+from .op_rules import IndexingTable, OperandIndexing, RuntimeVar
+from .sparse_rows import distinct_cells, map_cells
 
 _STRUCTURE: weakref.WeakKeyDictionary[Computation, tuple[Any, ...]] = weakref.WeakKeyDictionary()
 
@@ -65,6 +66,20 @@ def structure_key(comp: Computation) -> tuple[Any, ...]:
 def structural_key(instr: Instruction) -> tuple[Any, ...]:
     """Everything an op's rule reads, without names: opcode, shapes, relevant attributes, and
     which operands are constants (with their literal) or iotas."""
+    # asked up to three times in a row for one instruction (its analysis key, then the table
+    # of each direction): the last answer is kept
+    if _LAST_KEY[0] is instr:
+        return _LAST_KEY[1]
+    key = _structural_key(instr)
+    _LAST_KEY[:] = (instr, key)
+    return key
+
+
+_LAST_KEY: list[Any] = [None, ()]
+register(lambda: _LAST_KEY.__setitem__(slice(None), (None, ())))
+
+
+def _structural_key(instr: Instruction) -> tuple[Any, ...]:
     # Shapes are frozen dataclasses: hashing them is cheaper than printing them, and equal
     # shapes print equally, so keying on the objects never merges what the text would split.
     # A custom-call's backend_config says what it computes (a gemm's dimension numbers, an
@@ -88,6 +103,8 @@ def structural_key(instr: Instruction) -> tuple[Any, ...]:
 def rebind(table: IndexingTable, first: Instruction, instr: Instruction) -> IndexingTable:
     """``table`` (computed for ``first``, structurally identical to ``instr``) with runtime
     variables re-pointed at ``instr``'s own operands."""
+    if not _runtime_producers(table):
+        return table  # nothing names an operand: the very table serves both
     positions = {id(o): i for i, o in enumerate(first.operands)}
 
     def fix(rv: RuntimeVar) -> RuntimeVar:
@@ -96,21 +113,20 @@ def rebind(table: IndexingTable, first: Instruction, instr: Instruction) -> Inde
             return rv
         return replace(rv, producer=instr.operands[pos])
 
-    return [
-        [
+    return map_cells(
+        table,
+        lambda cell: (
             replace(cell, runtime_vars=tuple(fix(rv) for rv in cell.runtime_vars))
             if cell.runtime_vars
             else cell
-            for cell in row
-        ]
-        for row in table
-    ]
+        ),
+    )
 
 
 def _runtime_producers(table: IndexingTable) -> list[Instruction]:
     out = []
     for row in table:
-        for cell in row:
+        for cell in distinct_cells(row):
             out.extend(rv.producer for rv in cell.runtime_vars)
             for rvs in getattr(cell, "per_map_runtime_vars", ()):
                 out.extend(rv.producer for rv in rvs)
@@ -135,22 +151,19 @@ def _repoint(table: IndexingTable, first: Computation, comp: Computation) -> Ind
             replace(rv, producer=comp.instructions[position[id(rv.producer)]]) for rv in rvs
         )
 
-    out: IndexingTable = []
-    for row in table:
-        new_row = []
-        for cell in row:
-            changes: dict[str, Any] = {"runtime_vars": move(cell.runtime_vars)}
-            if isinstance(cell, ComposedOperandIndexing):
-                changes["per_map_runtime_vars"] = tuple(move(r) for r in cell.per_map_runtime_vars)
-            new_row.append(replace(cell, **changes))
-        out.append(new_row)
-    return out
+    def moved(cell: OperandIndexing) -> OperandIndexing:
+        changes: dict[str, Any] = {"runtime_vars": move(cell.runtime_vars)}
+        if isinstance(cell, ComposedOperandIndexing):
+            changes["per_map_runtime_vars"] = tuple(move(r) for r in cell.per_map_runtime_vars)
+        return replace(cell, **changes)
+
+    return map_cells(table, moved)
 
 
 def names_inside(table: IndexingTable) -> bool:
     """Whether a composed table carries notes: they name instructions of the body (`through
     add.3: ...`), which a structurally equal body calls otherwise."""
-    return any(cell.notes for row in table for cell in row)
+    return any(cell.notes for row in table for cell in distinct_cells(row))
 
 
 # ---------------------------------------------------------------------------

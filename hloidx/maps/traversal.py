@@ -158,7 +158,13 @@ def evaluate(expr: Expr, values: Mapping[Var, Any] | Callable[[Var], Any]) -> An
         memo[node] = result
         return result
 
-    return ev(expr)
+    try:
+        return ev(expr)
+    finally:
+        # ``ev`` refers to itself, a cycle only the cyclic collector frees: without this, the
+        # memo's arrays and the columns of every call would live until it runs
+        memo.clear()
+        lookup = None  # read by ev, which the cycle keeps
 
 
 _OP_RANK = {Mul: 0, FloorDiv: 1, CeilDiv: 2, Mod: 3, Min: 4, Max: 5}

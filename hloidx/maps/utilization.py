@@ -19,7 +19,7 @@ and the figure is an ``upper_bound``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from math import prod
@@ -66,21 +66,48 @@ def _worse(a: str, b: str) -> str:
 
 
 class _ImageSet:
-    """A per-dimension set of operand coordinates: a sorted unique array, or only a count."""
+    """A per-dimension set of operand coordinates: an interval ``[lower, upper]`` (a plain
+    variable's image, however long), a sorted unique array, or only a count."""
 
-    __slots__ = ("count", "values")
+    __slots__ = ("count", "interval", "values")
 
-    def __init__(self, values: np.ndarray | None, count: int) -> None:
+    def __init__(
+        self, values: np.ndarray | None, count: int, interval: Interval | None = None
+    ) -> None:
         self.values = values
         self.count = count
+        self.interval = interval
 
     def intersect(self, other: _ImageSet) -> _ImageSet | None:
-        import numpy as np
-
+        if self.interval is not None and other.interval is not None:
+            both = self.interval.intersect(other.interval)
+            size = max(0, both.size())
+            return _ImageSet(None, size, both)
+        if self.interval is not None and other.values is not None:
+            return other._within(self.interval)
+        if other.interval is not None and self.values is not None:
+            return self._within(other.interval)
         if self.values is None or other.values is None:
             return None
+        import numpy as np
+
         common = np.intersect1d(self.values, other.values, assume_unique=True)
         return _ImageSet(common, len(common))
+
+    def _within(self, interval: Interval) -> _ImageSet:
+        assert self.values is not None
+        inside = self.values[(self.values >= interval.lower) & (self.values <= interval.upper)]
+        return _ImageSet(inside, len(inside))
+
+
+#: the empty interval
+_NOTHING = Interval(0, -1)
+
+#: domain points evaluated at once when a group is enumerated: the memory of one pass is
+#: bounded (a few MB) whatever the group's size
+_CHUNK = 1 << 16
+#: a coordinate set kept as a bitmap up to this extent (bytes); above, as sorted values
+_BITMAP_LIMIT = 1 << 23
 
 
 def _fix_runtime(m: IndexingMap) -> tuple[IndexingMap, bool]:
@@ -144,10 +171,11 @@ def _group_image(
     if len(result_ids) == 1 and not constraints and len(order) == 1 and results[0] == order[0]:
         # A plain variable: its image is its bound clipped to the operand dimension.
         b = bounds[order[0]].intersect(Interval(0, operand_dims[result_ids[0]] - 1))
-        values = (
-            np.arange(b.lower, b.upper + 1, dtype=np.int64) if b.size() <= GROUP_LIMIT else None
-        )
-        return [_ImageSet(values, b.size())], "exact"
+        size = max(0, b.size())
+        # (beyond GROUP_LIMIT only its size is kept, as when the set was enumerated: unions
+        # with it are then bounded, not counted)
+        interval = (b if size else _NOTHING) if size <= GROUP_LIMIT else None
+        return [_ImageSet(None, size, interval)], "exact"
     if size > GROUP_LIMIT:
         from .range_eval import expr_range
 
@@ -156,73 +184,106 @@ def _group_image(
             rng = expr_range(r, bounds).intersect(Interval(0, operand_dims[i] - 1))
             counts.append(_ImageSet(None, rng.size()))
         return counts, "upper_bound"
-    sub = IndexingMap(tuple(results), (), (), (), ())
-    columns = _box_columns(bounds, order)
-    n = size
-    keep = np.ones(n, dtype=bool)
     mags = {v: max(abs(bounds[v].lower), abs(bounds[v].upper)) for v in order}
-    for e, interval in constraints:
-        value = _eval(e, columns, mags, n)
-        keep &= (value >= interval.lower) & (value <= interval.upper)
-    columns = {v: c[keep] for v, c in columns.items()}
-    n = int(keep.sum())
-    tuples = (
-        np.stack([_eval(r, columns, mags, n) for r in sub.results], axis=1)
-        if n
-        else np.zeros((0, len(results)), dtype=np.int64)
-    )
     limits = [operand_dims[i] for i in result_ids]
-    if n:
-        inside = np.all((tuples >= 0) & (tuples < np.array(limits, dtype=np.int64)), axis=1)
-        tuples = tuples[inside].astype(np.int64)
+    # one result: its distinct values; several sharing variables: the distinct tuples, each
+    # coded as one integer (the image is not a product; keep the joint count)
+    extent = limits[0] if len(results) == 1 else prod(limits)
+    seen = _Distinct(extent)
+    for columns, n in _box_chunks(bounds, order):
+        keep = _feasible(constraints, columns, mags, n)
+        if keep is not None:
+            columns = {v: c[keep] for v, c in columns.items()}
+            n = int(keep.sum())
+        if not n:
+            continue
+        values = [_eval(r, columns, mags, n) for r in results]
+        inside = np.ones(n, dtype=bool)
+        for value, limit in zip(values, limits, strict=True):
+            inside &= (value >= 0) & (value < limit)
+        keys = np.zeros(int(inside.sum()), dtype=np.int64)
+        for value, limit in zip(values, limits, strict=True):
+            keys = keys * limit + value[inside].astype(np.int64)
+        seen.add(keys)
     if len(results) == 1:
-        values = _distinct(tuples[:, 0], limits[0])
-        return [_ImageSet(values, len(values))], "exact"
-    # Several results share variables: the image is not a product; keep the joint count.
-    keys = np.zeros(len(tuples), dtype=np.int64)
-    for column, extent in zip(tuples.T, limits, strict=True):
-        keys = keys * extent + column
-    joint = len(_distinct(keys, prod(limits)))
+        distinct = seen.values()
+        return [_ImageSet(distinct, len(distinct))], "exact"
+    joint = seen.count()
     return [_ImageSet(None, joint)] + [_ImageSet(None, 1)] * (len(results) - 1), "joint"
 
 
-def _distinct(values: np.ndarray, extent: int) -> np.ndarray:
-    """Sorted distinct values in ``[0, extent)``: a bitmap when the extent is modest."""
-    import numpy as np
+class _Distinct:
+    """The distinct values in ``[0, extent)`` seen over many chunks: a bitmap when the extent
+    is modest (at most ``_BITMAP_LIMIT`` bytes), else sorted unique values merged chunk by
+    chunk (at most one per enumerated point, themselves bounded by ``GROUP_LIMIT``)."""
 
-    if extent <= 16 * max(len(values), 1 << 16):
-        mask = np.zeros(extent, dtype=bool)
-        mask[values] = True
-        return np.flatnonzero(mask)
-    return np.unique(values)
+    def __init__(self, extent: int) -> None:
+        import numpy as np
+
+        self.bitmap = np.zeros(extent, dtype=bool) if extent <= _BITMAP_LIMIT else None
+        self.sorted = np.zeros(0, dtype=np.int64)
+
+    def add(self, keys: np.ndarray) -> None:
+        import numpy as np
+
+        if self.bitmap is not None:
+            self.bitmap[keys] = True
+        elif len(keys):
+            self.sorted = np.union1d(self.sorted, keys)
+
+    def values(self) -> np.ndarray:
+        import numpy as np
+
+        return np.flatnonzero(self.bitmap) if self.bitmap is not None else self.sorted
+
+    def count(self) -> int:
+        return int(self.bitmap.sum()) if self.bitmap is not None else len(self.sorted)
+
+
+def _feasible(
+    constraints: list, columns: dict[Var, np.ndarray], mags: dict[Var, int], n: int
+) -> np.ndarray | None:
+    """Which of ``n`` points meet every constraint (None: no constraint, all of them)."""
+    keep = None
+    for e, interval in constraints:
+        value = _eval(e, columns, mags, n)
+        inside = (value >= interval.lower) & (value <= interval.upper)
+        keep = inside if keep is None else keep & inside
+    return keep
 
 
 def _group_feasible(m: IndexingMap, group_vars: set[Var], constraints: list) -> tuple[bool, str]:
     """Whether constraints on variables no result uses can hold (unknown: assume yes)."""
-    import numpy as np
 
     bounds = m.bounds()
     order = sorted(group_vars, key=lambda v: (int(v.kind), v.index))
     if prod(bounds[v].size() for v in order) > GROUP_LIMIT:
         return True, "upper_bound"
-    columns = _box_columns(bounds, order)
-    n = prod(bounds[v].size() for v in order)
     mags = {v: max(abs(bounds[v].lower), abs(bounds[v].upper)) for v in order}
-    keep = np.ones(n, dtype=bool)
-    for e, interval in constraints:
-        value = _eval(e, columns, mags, n)
-        keep &= (value >= interval.lower) & (value <= interval.upper)
-    return bool(keep.any()), "exact"
+    for columns, n in _box_chunks(bounds, order):
+        keep = _feasible(constraints, columns, mags, n)
+        if keep is None or bool(keep.any()):
+            return True, "exact"
+    return False, "exact"
 
 
-def _box_columns(bounds: dict[Var, Interval], order: list[Var]) -> dict[Var, np.ndarray]:
+def _box_chunks(
+    bounds: dict[Var, Interval], order: list[Var]
+) -> Iterator[tuple[dict[Var, np.ndarray], int]]:
+    """Every point of the box of ``order``'s bounds, ``_CHUNK`` points at a time: the columns
+    (one int64 array per variable) and their length."""
     import numpy as np
 
-    axes = [np.arange(bounds[v].lower, bounds[v].upper + 1, dtype=np.int64) for v in order]
-    if not axes:
-        return {}
-    grids = np.meshgrid(*axes, indexing="ij")
-    return {v: g.reshape(-1) for v, g in zip(order, grids, strict=True)}
+    sizes = [bounds[v].size() for v in order]
+    total = prod(sizes)
+    if not order:
+        yield {}, 1
+        return
+    lows = [bounds[v].lower for v in order]
+    for start in range(0, total, _CHUNK):
+        flat = np.arange(start, min(total, start + _CHUNK), dtype=np.int64)
+        coords = np.unravel_index(flat, sizes)
+        yield {v: c + lo for v, c, lo in zip(order, coords, lows, strict=True)}, len(flat)
 
 
 def _eval(e: Expr, columns: dict[Var, np.ndarray], mags: dict[Var, int], n: int) -> np.ndarray:
@@ -240,7 +301,6 @@ def _eval(e: Expr, columns: dict[Var, np.ndarray], mags: dict[Var, int], n: int)
 
 def _image(m: IndexingMap, operand_dims: Sequence[int]) -> tuple[list[_ImageSet] | None, int, str]:
     """Image of one map: per-dimension sets when it is a product, plus its exact/approx count."""
-    import numpy as np
 
     per_dim: list[_ImageSet | None] = [None] * len(operand_dims)
     kind = "exact"
@@ -251,14 +311,14 @@ def _image(m: IndexingMap, operand_dims: Sequence[int]) -> tuple[list[_ImageSet]
             feasible, k = _group_feasible(m, group_vars, constraints)
             kind = _worse(kind, k)
             if not feasible:
-                return [_ImageSet(np.zeros(0, dtype=np.int64), 0) for _ in operand_dims], 0, kind
+                return [_ImageSet(None, 0, _NOTHING) for _ in operand_dims], 0, kind
             continue
         if not group_vars:
             for i in result_ids:
                 value = m.results[i]
                 v = value.value if type(value) is Const else 0
                 inside = 0 <= v < operand_dims[i]
-                per_dim[i] = _ImageSet(np.array([v] if inside else [], dtype=np.int64), int(inside))
+                per_dim[i] = _ImageSet(None, int(inside), Interval(v, v) if inside else _NOTHING)
             continue
         sets, group_kind = _group_image(m, result_ids, group_vars, constraints, operand_dims)
         if group_kind == "joint":
@@ -276,7 +336,6 @@ def _image(m: IndexingMap, operand_dims: Sequence[int]) -> tuple[list[_ImageSet]
 
 def _iterations(m: IndexingMap) -> tuple[int, str]:
     """Points of the constrained (dims × range vars) domain, counted per constrained group."""
-    import numpy as np
 
     box = prod(v.bounds.size() for v in m.dim_vars + m.range_vars)
     if not m.constraints or box == 0:
@@ -312,13 +371,12 @@ def _iterations(m: IndexingMap) -> tuple[int, str]:
             kind = "upper_bound"
             continue
         order = sorted(group_vars, key=lambda v: (int(v.kind), v.index))
-        columns = _box_columns(bounds, order)
         mags = {v: max(abs(bounds[v].lower), abs(bounds[v].upper)) for v in order}
-        keep = np.ones(group_box, dtype=bool)
-        for e, interval in constraints:
-            value = _eval(e, columns, mags, group_box)
-            keep &= (value >= interval.lower) & (value <= interval.upper)
-        total = total // group_box * int(keep.sum())
+        kept = 0
+        for columns, n in _box_chunks(bounds, order):
+            keep = _feasible(constraints, columns, mags, n)
+            kept += n if keep is None else int(keep.sum())
+        total = total // group_box * kept
     return total, kind
 
 

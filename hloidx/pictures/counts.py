@@ -9,12 +9,13 @@ as utilization does (an estimate, labelled so). An UNDEFINED map gives no counts
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from math import prod
 
 import numpy as np
 
-from ..maps.domain import evaluate_results, feasible_points
+from ..maps.domain import evaluate_results
 from ..maps.expr import Const, Var, VarKind
 from ..maps.indexing_map import IndexingMap
 from ..maps.interval import Interval
@@ -22,6 +23,11 @@ from ..maps.interval import Interval
 #: domain points enumerated exactly per map; beyond, sampled
 ENUMERATION_BUDGET = 2_000_000
 SAMPLE_POINTS = 200_000
+#: operand elements counted one by one (8 bytes each: 16 MB); a larger operand has no counts,
+#: and says why
+MAX_COUNTED_ELEMENTS = 1 << 21
+#: domain points evaluated at once: the memory of one pass is a few MB whatever the domain
+_CHUNK = 1 << 16
 
 
 @dataclass
@@ -51,6 +57,13 @@ def read_counts(
     output indices, e.g. one tile) of the reads of the elements inside it."""
     if any(m.is_undefined for m in maps):
         return ReadCounts(None, "unknown", "read through an op without an indexing rule")
+    if prod(shape) > MAX_COUNTED_ELEMENTS:
+        return ReadCounts(
+            None,
+            "unknown",
+            f"the operand has {prod(shape):,} elements, more than the "
+            f"{MAX_COUNTED_ELEMENTS:,} a picture counts one by one",
+        )
     counts = np.zeros(shape, dtype=np.float64)
     kind, notes = "exact", []
     for m in maps:
@@ -69,25 +82,70 @@ def read_counts(
             kind = "estimate"
             notes.append("runtime variables at their lower bounds")
         if m.box_size() <= budget:
-            columns, n = feasible_points(m, budget)
-            weight = 1.0
+            chunks, weight = _box_chunks(m), 1.0
         else:
             columns, n, weight = _sample(m, seed)
+            chunks = iter([(columns, n)])
             kind = "sampled" if kind == "exact" else kind
             notes.append(f"a sample of {n:,} domain points, scaled by {weight:.3g}")
-        if n == 0:
-            continue
-        results = evaluate_results(m, columns, n)
-        index = tuple(np.asarray(r, dtype=np.int64) for r in results)
-        inside = np.ones(n, dtype=bool)
-        for axis, values in enumerate(index):
-            inside &= (values >= 0) & (values < shape[axis])
-        index = tuple(v[inside] for v in index)
-        if len(shape) == 0:
-            counts += weight * int(inside.sum())
-        else:
-            np.add.at(counts, index, weight)
+        for columns, n in chunks:
+            _add_reads(counts, m, columns, n, weight, shape)
     return ReadCounts(counts, kind, "; ".join(dict.fromkeys(notes)))
+
+
+def _add_reads(
+    counts: np.ndarray,
+    m: IndexingMap,
+    columns: dict[Var, np.ndarray],
+    n: int,
+    weight: float,
+    shape: tuple[int, ...],
+) -> None:
+    """Count the reads of ``n`` feasible domain points of ``m`` into ``counts``."""
+    if n == 0:
+        return
+    results = evaluate_results(m, columns, n)
+    index = tuple(np.asarray(r, dtype=np.int64) for r in results)
+    inside = np.ones(n, dtype=bool)
+    for axis, values in enumerate(index):
+        inside &= (values >= 0) & (values < shape[axis])
+    index = tuple(v[inside] for v in index)
+    if len(shape) == 0:
+        counts += weight * int(inside.sum())
+    else:
+        np.add.at(counts, index, weight)
+
+
+def _box_chunks(m: IndexingMap) -> Iterator[tuple[dict[Var, np.ndarray], int]]:
+    """The feasible points of ``m``'s box, ``_CHUNK`` box points at a time."""
+    variables = m.var_list()
+    if m.is_known_empty or m.box_size() == 0:
+        return
+    bounds = m.bounds()
+    sizes = [bounds[v].size() for v in variables]
+    total = prod(sizes)
+    if not variables:
+        yield {}, 1 if _keep({}, m, 1).all() else 0
+        return
+    for start in range(0, total, _CHUNK):
+        flat = np.arange(start, min(total, start + _CHUNK), dtype=np.int64)
+        coords = np.unravel_index(flat, sizes)
+        columns = {v: c + bounds[v].lower for v, c in zip(variables, coords, strict=True)}
+        keep = _keep(columns, m, len(flat))
+        yield {v: c[keep] for v, c in columns.items()}, int(keep.sum())
+
+
+def _keep(columns: dict[Var, np.ndarray], m: IndexingMap, n: int) -> np.ndarray:
+    """Which of ``n`` points meet ``m``'s constraints."""
+    from ..maps.domain import _SAFE, _bound_magnitudes, _evaluate_columns, magnitude
+
+    keep = np.ones(n, dtype=bool)
+    mags = _bound_magnitudes(m)
+    for expr, interval in m.constraints:
+        safe = magnitude(expr, mags) < _SAFE
+        value = np.asarray(_evaluate_columns(expr, columns, safe, n))
+        keep &= (value >= interval.lower) & (value <= interval.upper)
+    return keep
 
 
 def _at_point(m: IndexingMap, point: tuple[int, ...]) -> IndexingMap:

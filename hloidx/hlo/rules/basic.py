@@ -10,6 +10,7 @@ from ...maps.expr import dim, range_var
 from ...maps.indexing_map import IndexingMap
 from ..ir import Instruction, Shape
 from ..op_rules import IndexingTable, OperandIndexing, input_to_output_rule, output_to_input_rule
+from ..sparse_rows import one_hot
 from ._common import (
     all_of,
     identity,
@@ -117,14 +118,9 @@ def _elementwise_outputs(instr: Instruction) -> list[Shape]:
 @output_to_input_rule(*ELEMENTWISE)
 def elementwise_output_to_input(instr: Instruction) -> IndexingTable:
     outputs = _elementwise_outputs(instr)
-    if len(outputs) > 1:  # variadic all-reduce: output i is operand i
-        return [
-            [
-                single(identity(out.dims)) if i == j else no_reads()
-                for i in range(len(instr.operands))
-            ]
-            for j, out in enumerate(outputs)
-        ]
+    if len(outputs) > 1:  # variadic all-reduce: output i is operand i (one cell per row)
+        count = len(instr.operands)
+        return [one_hot(count, j, single(identity(out.dims))) for j, out in enumerate(outputs)]
     out = outputs[0]
     return [
         [
@@ -141,7 +137,7 @@ def elementwise_input_to_output(instr: Instruction) -> IndexingTable:
     outputs = _elementwise_outputs(instr)
     if len(outputs) > 1:
         return [
-            [single(identity(out.dims)) if i == j else no_reads() for j, out in enumerate(outputs)]
+            one_hot(len(outputs), i, single(identity(outputs[i].dims)))
             for i in range(len(instr.operands))
         ]
     out = outputs[0]
@@ -186,28 +182,21 @@ def no_operands_input_to_output(instr: Instruction) -> IndexingTable:
 # the array element concerned (the maps do not say which tuple element; the op does).
 
 
+# Output j reads operand j alone: each row stores its one cell and stands for the others
+# (:class:`..sparse_rows.SparseRow`), so a train state of thousands of elements costs linear
+# time and memory, not a table of every element against every other.
+
+
 @output_to_input_rule("tuple")
 def tuple_output_to_input(instr: Instruction) -> IndexingTable:
     count = len(instr.operands)
-    return [
-        [
-            single(identity(operand_shape(instr, i).dims)) if i == j else no_reads()
-            for i in range(count)
-        ]
-        for j in range(count)
-    ]
+    return [one_hot(count, j, single(identity(o.shape.dims))) for j, o in enumerate(instr.operands)]
 
 
 @input_to_output_rule("tuple")
 def tuple_input_to_output(instr: Instruction) -> IndexingTable:
     count = len(instr.operands)
-    return [
-        [
-            single(identity(operand_shape(instr, i).dims)) if i == j else no_reads()
-            for j in range(count)
-        ]
-        for i in range(count)
-    ]
+    return [one_hot(count, i, single(identity(o.shape.dims))) for i, o in enumerate(instr.operands)]
 
 
 def _tuple_element(instr: Instruction) -> Shape:
