@@ -265,3 +265,27 @@ def test_check_instruction_finds_a_wrong_map():
     problems = check_maps(instr, wrong)
     assert any(p.kind == "missing" for p in problems)
     assert check_instruction(instr) == []
+
+
+def test_reads_evaluates_a_constant_operand_without_the_oracle_module_loaded():
+    # The interpreter once called a method that only hloidx.check.oracle attached at import
+    # time, so reads() failed on a constant operand in a process that had not imported it.
+    import subprocess
+    import sys
+
+    program = (
+        "import sys\n"
+        "from hloidx import parse_hlo\n"
+        "from hloidx.check.interpreter import reads\n"
+        "m = parse_hlo('''HloModule m\n"
+        "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+        "ENTRY e { p = f32[4] parameter(0)\n z = f32[] constant(0)\n"
+        " ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=add }''')\n"
+        "assert 'hloidx.check.oracle' not in sys.modules\n"
+        "r = reads(m)\n"
+        "tags = r.at(0, ())\n"
+        "assert {t[0] for t in tags} == {0, 1}, tags\n"
+        "assert float(r.operand_data[1].values) == 0.0\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

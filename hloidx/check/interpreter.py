@@ -452,7 +452,7 @@ def _operand_data(
         provided = given.get(j) if given else None
         if provided is None and operand.shape.is_array and _constant_cone(operand):
             try:
-                real = _Interpreter(limit).run_instruction(operand)
+                real = _run_instruction(_Interpreter(limit), operand)
             except HloidxError:
                 real = None
             if isinstance(real, Tensor) and real.known:

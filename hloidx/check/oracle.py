@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import HloidxError
-from .interpreter import _Interpreter, _run_instruction, oracle_relation, reads
+from .interpreter import oracle_relation, reads
 from .tensors import DEFAULT_LIMIT, Reads, Tensor
 
 if TYPE_CHECKING:
@@ -70,9 +70,6 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------
 # Operand data
 # ---------------------------------------------------------------------------
-
-
-_Interpreter.run_instruction = _run_instruction  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------------
