@@ -238,6 +238,15 @@ def _assemble(
                         computation.span,
                     )
                 )
+    if any(i.shape is None for c in module.computations.values() for i in c.instructions):
+        from .shape_inference import infer_missing_shapes
+
+        shapeless = infer_missing_shapes(module, errors)
+        for computation in module.computations.values():
+            broken = {i for i in computation.instructions if i in shapeless}
+            # strict parses raise the errors; lenient ones drop what has no shape
+            if broken and any(i.is_root for i in _drop(computation, broken)):
+                builder.rootless.add(computation.name)
     if drop_unresolved and builder.rootless:
         _drop_callers(module, builder.rootless)
     if not entries and module.computations:

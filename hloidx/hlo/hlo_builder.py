@@ -72,6 +72,11 @@ class _Builder(Transformer):
         self.pending: dict[Instruction, _Pending] = {}
         #: lenient mode: computations whose ROOT was dropped (their callers go too)
         self.rootless: set[str] = set()
+        #: anonymous instructions written as operands, not yet claimed by their user
+        self.anonymous: list[Instruction] = []
+        #: instruction -> the anonymous instructions written inside it (they precede it)
+        self.nested_before: dict[Instruction, list[Instruction]] = {}
+        self.anonymous_names: dict[str, int] = {}
 
     # -- helpers -----------------------------------------------------------------------------
     def span_of(self, token: Token, end: int | None = None) -> Span:
@@ -118,17 +123,53 @@ class _Builder(Transformer):
         first = children[0]
         if first.type == "ROOT":
             root_token: Token | None = first
-            name_token, shape, call = children[1:4]
-            index = 4
+            index = 1
         else:
             root_token = None
-            name_token, shape, call = children[0:3]
-            index = 3
-        args: list[Token] = []
+            index = 0
+        name_token = children[index]
+        name = str(name_token)
+        name = name[: name.index("=")].rstrip()  # DEFINED_NAME is `name = `
+        if name[0] == "%":
+            name = name[1:]
+        instruction = self._build(name, name_token, root_token, children, index + 1)
+        if self.anonymous:  # written in place of operands: they come first
+            self.nested_before[instruction] = self.anonymous
+            self.anonymous = []
+        return instruction
+
+    def nested_instruction(self, children: list[Any]) -> Instruction:
+        """An anonymous instruction written as an operand: ``multiply(x, y)`` inside ``add``;
+        named as XLA names it (``multiply.anon``, ``multiply.anon.1``, ...)."""
+        call = children[1]
+        opcode = str(call)[: str(call).index("(")].rstrip()
+        count = self.anonymous_names.get(opcode, 0)
+        self.anonymous_names[opcode] = count + 1
+        name = f"{opcode}.anon" + (f".{count}" if count else "")
+        first = children[0] if isinstance(children[0], Token) else call
+        instruction = self._build(name, first, None, [None, *children], 1)
+        self.anonymous.append(instruction)
+        return instruction
+
+    def _build(
+        self,
+        name: str,
+        name_token: Token,
+        root_token: Token | None,
+        children: list[Any],
+        index: int,
+    ) -> Instruction:
+        """``children[index:]`` is ``[shape] CALL args... RPAR [ATTRIBUTES]``."""
+        shape, call = children[index : index + 2]
+        index += 2
+        args: list[Any] = []
         while True:
             child = children[index]
             index += 1
             if child is None:
+                continue
+            if type(child) is Instruction:
+                args.append(child)
                 continue
             if child.type == "RPAR":
                 rpar = child
@@ -143,14 +184,10 @@ class _Builder(Transformer):
         offsets: dict[str, int] = {}
         end = rpar.end_pos
         base = self.base
-        token = children[index]
+        token = children[index] if index < len(children) else None
         if token is not None:
             self._split_attributes(token, attributes, offsets)
             end = token.end_pos
-        name = str(name_token)
-        name = name[: name.index("=")].rstrip()  # DEFINED_NAME is `name = `
-        if name[0] == "%":
-            name = name[1:]
         instruction = Instruction(
             name=name,
             opcode=opcode,
@@ -167,10 +204,14 @@ class _Builder(Transformer):
             opcode_token = Token("NAME", opcode, start_pos=at, end_pos=at + len(opcode))
             lpar = Token("LPAR", "(", start_pos=at + paren, end_pos=at + paren + 1)
             instruction.literal = self.text[lpar.end_pos + base : rpar.start_pos + base].strip()
-            self._check_literal(instruction, opcode_token, lpar)
+            if shape is not None:  # else the shape inference asks for it, located
+                self._check_literal(instruction, opcode_token, lpar)
         else:
             for token in args:
-                if token.type == "NAME":
+                if type(token) is Instruction:
+                    span = token.span
+                    operands.append((token.name, span.start, span.end))
+                elif token.type == "NAME":
                     operand = str(token)
                     operands.append(
                         (
@@ -259,7 +300,7 @@ class _Builder(Transformer):
             is_entry = True
             index = 1
         name_token = children[index]
-        instructions = [c for c in children[index + 1 :] if isinstance(c, Instruction)]
+        instructions = self._with_nested(children[index + 1 :])
         name = str(name_token)
         if name[0] == "%":
             name = name[1:]
@@ -279,8 +320,19 @@ class _Builder(Transformer):
     def computations(self, children: list[Computation]) -> _Body:
         return _Body(list(children), is_snippet=False)
 
+    def _with_nested(self, children: list[Any]) -> list[Instruction]:
+        """The instructions of a body, each preceded by those written inside it."""
+        instructions = []
+        nested = self.nested_before
+        for child in children:
+            if isinstance(child, Instruction):
+                if nested and child in nested:
+                    instructions.extend(nested[child])
+                instructions.append(child)
+        return instructions
+
     def snippet(self, children: list[Instruction]) -> _Body:
-        instructions = list(children)
+        instructions = self._with_nested(children)
         first = instructions[0].span
         last = instructions[-1].span
         span = Span(self.source, first.start, last.end) if first and last else None
@@ -291,7 +343,7 @@ class _Builder(Transformer):
 
     # -- module ----------------------------------------------------------------------------------
     def header(self, children: list[Any]) -> _Header:
-        name = str(children[0])
+        name = str(children[0]).rstrip(":")
         attributes: dict[str, str] = {}
         if children[1] is not None:
             self._split_attributes(children[1], attributes, {})

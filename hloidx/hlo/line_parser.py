@@ -68,7 +68,25 @@ _BARE = (
     r"|\((?:[^()]++|\((?:[^()]++|\([^()]*+\))*+\))*+\))++"
 )
 #: One `, key=value` (the grammar's ATTRIBUTE); ATTRIBUTES is a run of them.
-ATTRIBUTE = r"\s*,\s*[A-Za-z_][\w.\-]*\s*=\s*(?:" + _BLOB + "|" + _STRING + "|" + _BARE + ")"
+# A value of several parts: adjacent ones (`s32[2]{0}`), then after blanks a braced part, a
+# parenthesised pair or a number (`literal=s32[2]{0} {1, 2}`, `mesh['a'=2] {'a'}`).
+_NEXT_PART = (
+    "(?:[ \t]+(?:" + _BLOB + r"|\([^()]*\)|[-+]?(?:\d|\.\d|inf|nan)[^\s,{}()\[\]" + '"' + "]*+))*"
+)
+ATTRIBUTE = (
+    r"\s*,\s*[A-Za-z_][\w.\-]*\s*=\s*(?:"
+    + _BLOB
+    + "|"
+    + _STRING
+    + "|"
+    + _BARE
+    + ")(?:(?:"
+    + _BLOB
+    + "|"
+    + _BARE
+    + "))*"
+    + _NEXT_PART
+)
 _NUMBER = (
     r"[-+]?(?:0x[0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
     r"|[-+](?:inf|nan(?:\(0x[0-9a-fA-F]+\))?)"
@@ -128,6 +146,8 @@ class LineParseState:
 
 def parse_lines(text: str, source: Source) -> tuple[tuple[_Header | None, _Body], Any] | None:
     """``((header, body), state)`` as the grammar's builder would give them, or None."""
+    if "\r" in text and text.count("\r") != text.count("\r\n"):
+        return None  # lines ended by a lone CR (old Mac files): the grammar reads them
     try:
         return _LineParser(text, source).module()
     except (Declined, HloidxError):  # a malformed number in a shape: the grammar locates it

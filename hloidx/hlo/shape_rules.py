@@ -431,6 +431,13 @@ def _reverse(instr: Instruction) -> Problem | None:
     return _expect(instr, src, "the operand's shape")
 
 
+def _in_place(instr: Instruction) -> Problem | None:
+    """The in-place collective-permute, ``(input, output, input_starts, output_starts)``: the
+    result is the output buffer, operand 1 (XLA's ``CollectivePermuteInPlaceUpdate`` tests)."""
+    out = _dims(instr.operands[1].shape)
+    return None if out is None else _expect(instr, out, "the output buffer's shape (operand 1)")
+
+
 def _iota(instr: Instruction) -> Problem | None:
     out = _dims(instr.shape)
     d = instr.iota_dimension
@@ -551,6 +558,6 @@ RULES: dict[str, Callable[[Instruction], Problem | None]] = {
     "all-gather": _all_gather,
     "all-gather-start": _all_gather,
     "all-reduce": _same_as_operand,
-    "collective-permute": _same_as_operand,
+    "collective-permute": lambda i: _same_as_operand(i) if len(i.operands) < 4 else _in_place(i),
     "sort": lambda i: _same_as_operand(i) if len(i.operands) == 1 else None,
 }

@@ -82,11 +82,15 @@ _PAIR = re.compile(r"\([^()]*\)")
 
 
 _ELEMENT = re.compile(r"[^\s{},]+")
+# XLA prints the index of each row of a constant of rank 4 and more: `{ /*i0=0*/ {1} }`.
+_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 
 
 def literal_element_count(literal: str) -> int:
     """How many values a literal holds: ``{ {1, 2}, {3, 4} }`` -> 4, ``-inf`` -> 1.
 
-    Complex values are written as pairs ``(1, 2)`` and count once.
+    Complex values are written as pairs ``(1, 2)`` and count once; comments count not at all.
     """
+    if "/*" in literal:
+        literal = _COMMENT.sub(" ", literal)
     return len(_ELEMENT.findall(_PAIR.sub("x", literal)))

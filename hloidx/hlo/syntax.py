@@ -324,6 +324,7 @@ def _recover(text: str, source: Source) -> tuple[HloModule | None, list[HloidxEr
                 continue
             errors.extend(piece_builder.errors)
             pending.update(piece_builder.pending)
+            instructions.extend(piece_builder.nested_before.get(instruction, ()))
             instructions.append(instruction)
         if instructions:
             first, last = instructions[0].span, instructions[-1].span
