@@ -10,7 +10,7 @@ from typing import Protocol
 
 from ..errors import HloidxError, HloSemanticError
 from ..source import Source, Span
-from .ir import CALL_ATTRIBUTES, Computation, HloModule, Instruction
+from .ir import CALL_ATTRIBUTES, Computation, HloModule, Instruction, Shape
 
 #: Opcodes whose parentheses hold a literal rather than operands.
 LITERAL_OPCODES = frozenset({"parameter", "constant"})
@@ -35,13 +35,20 @@ class ParseState(Protocol):
 class _Pending:
     """What an instruction still needs once its computation is complete."""
 
-    __slots__ = ("operands", "root_at")
+    __slots__ = ("operands", "root_at", "typed")
 
-    def __init__(self, operands: list[tuple[str, int, int]], root_at: int | None) -> None:
+    def __init__(
+        self,
+        operands: list[tuple[str, int, int]],
+        root_at: int | None,
+        typed: dict[int, Shape] | None = None,
+    ) -> None:
         #: operand name (without %) and its absolute start and end offsets
         self.operands = operands
         #: absolute offset of the ROOT keyword
         self.root_at = root_at
+        #: operand position -> the shape written before its name (`f32[2] %x`), if any
+        self.typed = typed
 
 
 class _Header:
@@ -65,8 +72,10 @@ def _link_computation(
     builder: ParseState,
     errors: list[HloidxError],
     drop_unresolved: bool = False,
+    verify: bool = True,
 ) -> None:
-    """Resolve operand names, check ROOT and parameter numbers; errors go to ``errors``."""
+    """Resolve operand names, check ROOT and parameter numbers (with ``verify``, also the
+    shapes written before operand names); errors go to ``errors``."""
     by_name: dict[str, Instruction] = {}
     for instruction in computation.instructions:
         instruction.computation = computation
@@ -115,8 +124,19 @@ def _link_computation(
             else:
                 parameters[number] = instruction
         operands: list[Instruction] = []
-        for name, start, end in pending.operands:
+        typed = pending.typed if verify else None
+        for position, (name, start, end) in enumerate(pending.operands):
             producer = by_name.get(name)
+            if typed and producer is not None and position in typed:
+                written = typed[position]
+                if producer.shape is not None and not _compatible(written, producer.shape):
+                    errors.append(
+                        HloSemanticError(
+                            f"operand {name} of {instruction.name} is written as {written} "
+                            f"but is {producer.shape}",
+                            builder.source.span(start, end),
+                        )
+                    )
             if producer is None:
                 errors.append(
                     HloSemanticError(
@@ -130,11 +150,72 @@ def _link_computation(
                 operands.append(producer)
         instruction.operands = operands
 
+        if "control-predecessors" in instruction.attributes:
+            _check_predecessors(instruction, by_name, computation.name, errors)
+
     dropped = _drop(computation, broken) if drop_unresolved and broken else set()
     if any(i.is_root for i in dropped):
         builder.rootless.add(computation.name)
     if not any(i.is_root for i in computation.instructions) and computation.instructions:
         computation.instructions[-1].is_root = True  # XLA's rule: the last instruction
+
+
+def _compatible(a: Shape, b: Shape) -> bool:
+    """The same element type and dimensions (layouts aside), element by element for tuples."""
+    if a.tuple_shapes is not None or b.tuple_shapes is not None:
+        return (
+            a.tuple_shapes is not None
+            and b.tuple_shapes is not None
+            and len(a.tuple_shapes) == len(b.tuple_shapes)
+            and all(_compatible(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes, strict=True))
+        )
+    return a.element_type == b.element_type and a.dims == b.dims
+
+
+def _check_result_shapes(module: HloModule, errors: list[HloidxError]) -> None:
+    """A computation's root has the result shape its signature declares."""
+    for computation in module.computations.values():
+        declared = computation.result_shape
+        root = computation.root if computation.instructions else None
+        if declared is None or root is None or root.shape is None:
+            continue
+        if not _compatible(declared, root.shape):
+            where = computation.span
+            if where is not None:
+                where = where.source.span(where.start, where.start + len(computation.name))
+            errors.append(
+                HloSemanticError(
+                    f"computation {computation.name} declares the result {declared} but its "
+                    f"root {root.name} is {root.shape}",
+                    where,
+                )
+            )
+
+
+def _check_predecessors(
+    instruction: Instruction,
+    by_name: dict[str, Instruction],
+    computation: str,
+    errors: list[HloidxError],
+) -> None:
+    """Each name of ``control-predecessors={...}`` is an instruction of the computation."""
+    from .attributes import parse_name_list
+
+    span = instruction.attribute_span("control-predecessors")
+    try:
+        names = parse_name_list(instruction.attributes["control-predecessors"])
+    except HloidxError as error:
+        errors.append(error.with_span(span))
+        return
+    for name in names:
+        if name not in by_name:
+            errors.append(
+                HloSemanticError(
+                    f"control predecessor {name} of {instruction.name} names no instruction "
+                    f"in computation {computation}",
+                    span,
+                )
+            )
 
 
 def _drop(computation: Computation, broken: set[Instruction]) -> set[Instruction]:
@@ -209,6 +290,7 @@ def _assemble(
     builder: ParseState,
     errors: list[HloidxError],
     drop_unresolved: bool = False,
+    verify: bool = True,
 ) -> HloModule:
     module = HloModule(
         name=header.name if header else SNIPPET_MODULE if is_snippet else "module",
@@ -227,7 +309,7 @@ def _assemble(
             continue
         computation.module = module
         module.computations[computation.name] = computation
-        _link_computation(computation, builder, errors, drop_unresolved)
+        _link_computation(computation, builder, errors, drop_unresolved, verify)
         if computation.is_entry:
             entries.append(computation)
             if len(entries) == 2:
@@ -247,6 +329,8 @@ def _assemble(
             # strict parses raise the errors; lenient ones drop what has no shape
             if broken and any(i.is_root for i in _drop(computation, broken)):
                 builder.rootless.add(computation.name)
+    if verify and any(c.result_shape is not None for c in module.computations.values()):
+        _check_result_shapes(module, errors)
     if drop_unresolved and builder.rootless:
         _drop_callers(module, builder.rootless)
     if not entries and module.computations:

@@ -24,6 +24,7 @@ from .shape_text import (
     MAX_TUPLE_DEPTH,
     _tuple_depth,
     literal_element_count,
+    literal_nests_as,
     parse_shape,
 )
 
@@ -56,6 +57,15 @@ def _attribute_regex() -> re.Pattern[str]:
     return re.compile(pattern[3:-2])
 
 
+class _Signature:
+    """A computation's signature; only its result shape is kept."""
+
+    __slots__ = ("result",)
+
+    def __init__(self, result: Shape) -> None:
+        self.result = result
+
+
 class _Builder(Transformer):
     """Lark calls these as it reduces; state is per parse (see :meth:`reset`)."""
 
@@ -77,6 +87,8 @@ class _Builder(Transformer):
         #: instruction -> the anonymous instructions written inside it (they precede it)
         self.nested_before: dict[Instruction, list[Instruction]] = {}
         self.anonymous_names: dict[str, int] = {}
+        #: offset of an operand name -> the shape written before it (`f32[2] %x`)
+        self.typed_operands: dict[int, Any] = {}
 
     # -- helpers -----------------------------------------------------------------------------
     def span_of(self, token: Token, end: int | None = None) -> Span:
@@ -117,7 +129,10 @@ class _Builder(Transformer):
 
     # -- instructions ------------------------------------------------------------------------------
     def typed_operand(self, children: list[Any]) -> Token:
-        return children[-1]  # the inline shape is XLA's redundant spelling; the producer's wins
+        # XLA's redundant spelling: kept to check it against the producer's shape
+        shape, name = children[0], children[-1]
+        self.typed_operands[name.start_pos] = shape
+        return name
 
     def instruction(self, children: list[Any]) -> Instruction:
         first = children[0]
@@ -198,6 +213,7 @@ class _Builder(Transformer):
             is_root=root_token is not None,
         )
         operands: list[tuple[str, int, int]] = []
+        typed: dict[int, Shape] | None = None
         if opcode in LITERAL_OPCODES:
             # Tokens for the error spans, built only here: most instructions take operands.
             at = call.start_pos
@@ -212,6 +228,13 @@ class _Builder(Transformer):
                     span = token.span
                     operands.append((token.name, span.start, span.end))
                 elif token.type == "NAME":
+                    if self.typed_operands:
+                        written = self.typed_operands.pop(token.start_pos, None)
+                        if written is not None:
+                            if type(written) is Token:
+                                written = self.located_shape(str(written), written)
+                            typed = typed or {}
+                            typed[len(operands)] = written
                     operand = str(token)
                     operands.append(
                         (
@@ -228,7 +251,7 @@ class _Builder(Transformer):
                         token,
                     )
         self.pending[instruction] = _Pending(
-            operands, root_token.start_pos + base if root_token is not None else None
+            operands, root_token.start_pos + base if root_token is not None else None, typed
         )
         return instruction
 
@@ -282,6 +305,13 @@ class _Builder(Transformer):
                 f"its shape {shape} has {expected}",
                 where,
             )
+        elif count == expected != 1 and not literal_nests_as(literal, shape.dims):
+            self.error(
+                HloSemanticError,
+                f"constant literal's braces do not nest as its shape {shape} (one level of "
+                "braces per dimension, e.g. { {1, 2}, {3, 4} } for [2,2])",
+                where,
+            )
 
     def lone_instruction(self, children: list[Any]) -> Instruction:
         return children[0]
@@ -290,8 +320,11 @@ class _Builder(Transformer):
     def param_decl(self, children: list[Any]) -> None:
         return None
 
-    def signature(self, children: list[Any]) -> str:
-        return "signature"
+    def signature(self, children: list[Any]) -> _Signature:
+        shape = children[-1]
+        if type(shape) is Token:
+            shape = self.located_shape(str(shape), shape)
+        return _Signature(shape)
 
     def computation(self, children: list[Any]) -> Computation:
         is_entry = False
@@ -315,6 +348,9 @@ class _Builder(Transformer):
             is_entry=is_entry,
             span=self.span_of(name_token, end),
         )
+        signature = children[index + 1]
+        if type(signature) is _Signature:
+            computation.result_shape = signature.result
         return computation
 
     def computations(self, children: list[Computation]) -> _Body:

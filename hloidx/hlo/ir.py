@@ -337,6 +337,8 @@ class Computation:
     is_entry: bool = False
     span: Span | None = None
     module: HloModule | None = field(default=None, repr=False)
+    #: the result shape its signature declares (`... -> f32[2]`), when it has one
+    result_shape: Shape | None = field(default=None, repr=False)
 
     def __hash__(self) -> int:
         return id(self)

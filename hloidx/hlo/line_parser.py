@@ -35,7 +35,7 @@ from .assembly import (
     _Pending,
 )
 from .ir import Computation, Instruction, Shape
-from .shape_text import MAX_TUPLE_DEPTH, literal_element_count, parse_shape
+from .shape_text import MAX_TUPLE_DEPTH, literal_element_count, literal_nests_as, parse_shape
 
 _NAME = r"%?[A-Za-z_][\w.\-]*"
 _ELEMENT_TYPE = (
@@ -229,8 +229,9 @@ class _LineParser:
         if match is None or match.group(2) in _KEYWORDS:
             raise Declined
         position = match.end()
+        result_shape = None
         if position < end and text[position] == "(":
-            position = self._signature(position, end)
+            position, result_shape = self._signature(position, end)
         if _BODY_OPEN.fullmatch(text, position, end) is None:
             raise Declined
         self.at += 1
@@ -263,10 +264,11 @@ class _LineParser:
             instructions=instructions,
             is_entry=match.group(1) is not None,
             span=Span(self.source, name_start, instructions[-1].span.end),
+            result_shape=result_shape,
         )
 
-    def _signature(self, position: int, end: int) -> int:
-        """Past `(p: shape, ...) -> shape` (read only to be checked: nothing is kept)."""
+    def _signature(self, position: int, end: int) -> tuple[int, Shape]:
+        """Past `(p: shape, ...) -> shape`, and the result shape (the rest is not kept)."""
         text = self.text
 
         def parameter(at: int) -> int:
@@ -279,7 +281,8 @@ class _LineParser:
         arrow = _ARROW.match(text, position, end)
         if arrow is None:
             raise Declined
-        return self._shape(arrow.end(), end, 0)[1]
+        shape, after = self._shape(arrow.end(), end, 0)
+        return after, shape
 
     def _list(self, position: int, end: int, item: Any) -> int:
         """Items separated by commas up to `)` (the `(` already read), as the grammar's
@@ -356,6 +359,7 @@ class _LineParser:
         lpar_end = call.end()
         operands: list[tuple[str, int, int]] = []
         literal = None
+        typed: dict[int, Shape] = {}
         if opcode in LITERAL_OPCODES:
             found = _LITERAL.match(text, lpar_end, end)
             if found is None:
@@ -372,7 +376,7 @@ class _LineParser:
                         (value[1:] if value[0] == "%" else value, operand.start(), operand.end())
                     )
             else:
-                rpar_end = self._operands(lpar_end, end, operands)
+                rpar_end = self._operands(lpar_end, end, operands, typed)
         attributes: dict[str, str] = {}
         offsets: dict[str, int] = {}
         stop = self._attributes(rpar_end, end, attributes, offsets)
@@ -392,17 +396,27 @@ class _LineParser:
             instruction.literal = literal
             if not _literal_accepted(opcode, literal, shape):
                 raise Declined  # the grammar's builder reports it
-        self.state.pending[instruction] = _Pending(operands, head.start(1) if root else None)
+        self.state.pending[instruction] = _Pending(
+            operands, head.start(1) if root else None, typed or None
+        )
         return instruction
 
-    def _operands(self, position: int, end: int, operands: list[tuple[str, int, int]]) -> int:
-        """Operands with XLA's `/*index=N*/` comments or inline shapes (`f32[2] %p`); the
-        offset after the closing parenthesis."""
+    def _operands(
+        self,
+        position: int,
+        end: int,
+        operands: list[tuple[str, int, int]],
+        typed: dict[int, Shape],
+    ) -> int:
+        """Operands with XLA's `/*index=N*/` comments or inline shapes (`f32[2] %p`, kept in
+        ``typed`` by operand position to be checked); the offset after the parenthesis."""
         text = self.text
 
         def operand(at: int) -> int:
+            if at >= end:
+                raise Declined  # the line (or the file) ends inside the operand list
             if text[at] == "(" or _ARRAY.match(text, at, end) is not None:
-                at = self._shape(at, end, 0)[1]  # an inline shape: the producer's wins
+                typed[len(operands)], at = self._shape(at, end, 0)
             found = _GAP_NAME.match(text, at, end)
             if found is None:
                 raise Declined
@@ -447,4 +461,7 @@ def _literal_accepted(opcode: str, literal: str, shape: Shape) -> bool:
     if not shape.is_array or shape.dynamic or "..." in literal:
         return True
     count = literal_element_count(literal)
-    return count == shape.num_elements() or count == 1
+    expected = shape.num_elements()
+    if count == expected != 1:
+        return literal_nests_as(literal, shape.dims)
+    return count == expected or count == 1

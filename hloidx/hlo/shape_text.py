@@ -94,3 +94,40 @@ def literal_element_count(literal: str) -> int:
     if "/*" in literal:
         literal = _COMMENT.sub(" ", literal)
     return len(_ELEMENT.findall(_PAIR.sub("x", literal)))
+
+
+_LITERAL_TOKEN = re.compile(r"[{},]|[^\s{},]+")
+
+
+def literal_nests_as(literal: str, dims: tuple[int, ...]) -> bool:
+    """Whether an array literal's braces nest as its dimensions: ``{ {1, 2}, {3, 4} }`` for
+    ``[2,2]``, not ``{1, 2, 3, 4}`` nor ``{ {1, 2, 3, 4} }`` (XLA's parser checks the same)."""
+    if "/*" in literal:
+        literal = _COMMENT.sub(" ", literal)
+    tokens = _LITERAL_TOKEN.findall(_PAIR.sub("x", literal))
+    at = _nested(tokens, 0, dims, 0)
+    return at == len(tokens)
+
+
+def _nested(tokens: list[str], at: int, dims: tuple[int, ...], level: int) -> int:
+    """The index after the literal of ``dims[level:]`` starting at ``at``, or -1."""
+    if at >= len(tokens):
+        return -1
+    if level == len(dims):
+        return at + 1 if tokens[at] not in ("{", "}", ",") else -1
+    if tokens[at] != "{":
+        return -1
+    at += 1
+    count = 0
+    if at < len(tokens) and tokens[at] == "}":
+        return at + 1 if dims[level] == 0 else -1
+    while True:
+        at = _nested(tokens, at, dims, level + 1)
+        if at < 0 or at >= len(tokens):
+            return -1
+        count += 1
+        if tokens[at] == "}":
+            return at + 1 if count == dims[level] else -1
+        if tokens[at] != ",":
+            return -1
+        at += 1

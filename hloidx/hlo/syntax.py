@@ -159,7 +159,9 @@ def parse_hlo(text: str, name: str = "<string>", *, verify: bool = True) -> HloM
     with _LOCK:
         (header, body), builder = _run(text, source, "start", 0)
         errors = list(builder.errors)
-        module = _assemble(header, body.computations, body.is_snippet, source, builder, errors)
+        module = _assemble(
+            header, body.computations, body.is_snippet, source, builder, errors, verify=verify
+        )
         builder.pending = {}
     if verify and not errors:
         _check_shapes(module, errors, drop=False)
@@ -185,6 +187,9 @@ _COMPUTATION_START = re.compile(
 _COMPUTATION_END = re.compile(r"^[ \t]*\}[ \t\r]*(?:,.*)?$", re.MULTILINE)
 
 
+_NAME_START = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?[A-Za-z_]")
+
+
 def _instruction_starts(text: str, begin: int, stop: int) -> list[int]:
     """Offsets of the lines that open an instruction (not continuing the line before)."""
     starts = []
@@ -192,6 +197,17 @@ def _instruction_starts(text: str, begin: int, stop: int) -> list[int]:
         before = text[max(begin, match.start() - 200) : match.start()]
         if not _CONTINUED.search(before):
             starts.append(match.start())
+    # A file cut off inside an instruction's first line (`p1 = f32[10] add(p0,`): that line
+    # is a piece of its own, so the cut costs no more than that instruction.
+    last = text.rfind("\n", begin, stop) + 1
+    if (
+        stop == len(text)
+        and last > begin
+        and (not starts or last > starts[-1])
+        and _NAME_START.match(text, last)
+        and not text[begin:last].rstrip().endswith((",", "{", "(", "["))
+    ):
+        starts.append(last)
     return starts
 
 
@@ -209,7 +225,7 @@ def parse_hlo_lenient(
         try:
             (header, body), builder = _run(text, source, "start", 0)
         except HloSyntaxError as first:
-            module, errors = _recover(text, source)
+            module, errors = _recover(text, source, verify)
             # The pieces re-find the syntax errors, each at its own instruction; the whole
             # parse's error is kept only when no piece holds it (say, text between computations).
             if not any(isinstance(e, HloSyntaxError) for e in errors):
@@ -227,6 +243,7 @@ def parse_hlo_lenient(
             builder,
             errors,
             drop_unresolved=True,
+            verify=verify,
         )
         builder.pending = {}
     if verify:
@@ -289,7 +306,9 @@ def _recover_header(
         return _Header(name[1:] if name.startswith("%") else name, {})
 
 
-def _recover(text: str, source: Source) -> tuple[HloModule | None, list[HloidxError]]:
+def _recover(
+    text: str, source: Source, verify: bool = True
+) -> tuple[HloModule | None, list[HloidxError]]:
     """Piecewise parse (with ``_LOCK`` held)."""
     from .hlo_builder import _parser
 
@@ -336,7 +355,14 @@ def _recover(text: str, source: Source) -> tuple[HloModule | None, list[HloidxEr
     builder.pending = pending
     builder.rootless = rootless
     module = _assemble(
-        header, computations, is_snippet, source, builder, errors, drop_unresolved=True
+        header,
+        computations,
+        is_snippet,
+        source,
+        builder,
+        errors,
+        drop_unresolved=True,
+        verify=verify,
     )
     builder.pending = {}
     return module, errors
