@@ -4,7 +4,8 @@ Run from the repository root: ``python bench/cut_points.py [--lines N] [--sample
 For every sample and corpus file (``samples/``, ``tests/data/corpus/``) it parses, leniently as
 ``hloidx maps`` does, the text cut at every line end (at ``N`` sampled line ends for a file
 with more lines), and cut after every separator of ``K`` sampled lines; for every sample it
-also parses the text with one token deleted, for every token. Each outcome must be a module
+also parses the text with one token deleted, for every token (``--deletions`` sampled ones in
+a file with more tokens). Each outcome must be a module
 and/or errors that all carry a location, never an exception; for HLO cuts, every instruction
 written whole on a line before the cut must still be in the module. Prints the counts and
 every failure (exit 1 if there is one).
@@ -90,7 +91,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=300, help="line ends per file at most")
     parser.add_argument("--sample-lines", type=int, default=10, help="lines cut at separators")
-    parser.add_argument("--no-deletions", action="store_true")
+    parser.add_argument("--deletions", type=int, default=400, help="deletions per file at most")
     options = parser.parse_args()
     rng = random.Random(28)
     failures: list[str] = []
@@ -108,8 +109,11 @@ def main() -> int:
                 problem = check(text[:cut], path.name, cut)
                 if problem:
                     failures.append(f"{path.name} cut at {cut} ({kind}): {problem}")
-        if not options.no_deletions and (ROOT / "samples") in path.parents:
-            for mutated in deletions(text):
+        if (ROOT / "samples") in path.parents:
+            variants = deletions(text)
+            if len(variants) > options.deletions:
+                variants = rng.sample(variants, options.deletions)
+            for mutated in variants:
                 totals["deletions"] += 1
                 problem = check(mutated, path.name, None)
                 if problem:

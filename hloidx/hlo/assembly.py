@@ -30,6 +30,8 @@ class ParseState(Protocol):
     source: Source
     pending: dict[Instruction, _Pending]
     rootless: set[str]
+    #: some instruction was written without its shape (the grammar's builder only)
+    shapeless: bool
 
 
 class _Pending:
@@ -320,7 +322,7 @@ def _assemble(
                         computation.span,
                     )
                 )
-    if any(i.shape is None for c in module.computations.values() for i in c.instructions):
+    if builder.shapeless:
         from .shape_inference import infer_missing_shapes
 
         shapeless = infer_missing_shapes(module, errors)

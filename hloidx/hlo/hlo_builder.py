@@ -25,6 +25,7 @@ from .shape_text import (
     _tuple_depth,
     literal_element_count,
     literal_nests_as,
+    literal_value_error,
     parse_shape,
 )
 
@@ -87,6 +88,8 @@ class _Builder(Transformer):
         #: instruction -> the anonymous instructions written inside it (they precede it)
         self.nested_before: dict[Instruction, list[Instruction]] = {}
         self.anonymous_names: dict[str, int] = {}
+        #: some instruction is written without its shape: the assembly infers it
+        self.shapeless = False
         #: offset of an operand name -> the shape written before it (`f32[2] %x`)
         self.typed_operands: dict[int, Any] = {}
 
@@ -192,6 +195,8 @@ class _Builder(Transformer):
             args.append(child)
         if type(shape) is Token:
             shape = self.located_shape(str(shape), shape)
+        elif shape is None:
+            self.shapeless = True
         call_text = str(call)
         paren = call_text.index("(")
         opcode = call_text[:paren].rstrip()
@@ -279,6 +284,7 @@ class _Builder(Transformer):
 
     def _check_literal(self, instruction: Instruction, opcode_token: Token, lpar: Token) -> None:
         literal = instruction.literal or ""
+        shape = instruction.shape
         raw = self.text[lpar.end_pos + self.base : lpar.end_pos + self.base + len(literal) + 64]
         start = lpar.end_pos + len(raw) - len(raw.lstrip())  # the literal may follow spaces
         where = Token("LITERAL", literal, start_pos=start, end_pos=start + len(literal))
@@ -290,12 +296,15 @@ class _Builder(Transformer):
                     where if literal else opcode_token,
                 )
             return
-        shape = instruction.shape
         if not literal:
             self.error(HloSyntaxError, "a constant needs a literal value", opcode_token)
             return
         if not shape.is_array or shape.dynamic or "..." in literal:
             return  # tuple literals, dynamic shapes and elided `{...}` are not counted
+        problem = literal_value_error(literal, shape.element_type)
+        if problem is not None:
+            self.error(HloSemanticError, f"constant literal: {problem}", where)
+            return
         count = literal_element_count(literal)
         expected = shape.num_elements()
         if count != expected and count != 1:  # XLA broadcasts a lone scalar to the shape

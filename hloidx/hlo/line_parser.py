@@ -35,7 +35,13 @@ from .assembly import (
     _Pending,
 )
 from .ir import Computation, Instruction, Shape
-from .shape_text import MAX_TUPLE_DEPTH, literal_element_count, literal_nests_as, parse_shape
+from .shape_text import (
+    MAX_TUPLE_DEPTH,
+    literal_element_count,
+    literal_nests_as,
+    literal_value_error,
+    parse_shape,
+)
 
 _NAME = r"%?[A-Za-z_][\w.\-]*"
 _ELEMENT_TYPE = (
@@ -101,7 +107,11 @@ _CALL = re.compile(r"[ \t]*([A-Za-z_][\w.\-]*)[ \t]*\(")
 # The common operand list: names and commas up to the closing parenthesis.
 _PLAIN_OPERANDS = re.compile(r"[ \t]*(?:" + _NAME + r"(?:[ \t]*,[ \t]*" + _NAME + r")*)?[ \t]*\)")
 _OPERAND_NAME = re.compile(_NAME)
-_LITERAL = re.compile(r"[ \t]*(?:" + _BLOB + "|" + _NUMBER + "|" + _NAME + r")[ \t]*\)")
+# A tuple or complex literal, `( {1}, {2} )`, `(0, 0)`: the grammar's PAREN_LITERAL.
+_PAREN_LITERAL = r"\(\s*[^\s()\[\]](?:[^()\[\]]|\([^()\[\]]*\))*\)"
+_LITERAL = re.compile(
+    r"[ \t]*(?:" + _BLOB + "|" + _NUMBER + "|" + _NAME + "|" + _PAREN_LITERAL + r")[ \t]*\)"
+)
 _ATTRIBUTES = re.compile("(?:" + ATTRIBUTE + ")+")
 _ONE_ATTRIBUTE = re.compile(ATTRIBUTE)
 # What may end a line after its last token: blanks and a `//` comment (the grammar ignores both).
@@ -135,13 +145,14 @@ class Declined(Exception):
 class LineParseState:
     """What the assembly needs from a parse (see :class:`.assembly.ParseState`)."""
 
-    __slots__ = ("errors", "pending", "rootless", "source")
+    __slots__ = ("errors", "pending", "rootless", "shapeless", "source")
 
     def __init__(self, source: Source) -> None:
         self.source = source
         self.errors: list[Any] = []
         self.pending: dict[Instruction, _Pending] = {}
         self.rootless: set[str] = set()
+        self.shapeless = False  # this parser declines an instruction without its shape
 
 
 def parse_lines(text: str, source: Source) -> tuple[tuple[_Header | None, _Body], Any] | None:
@@ -359,7 +370,7 @@ class _LineParser:
         lpar_end = call.end()
         operands: list[tuple[str, int, int]] = []
         literal = None
-        typed: dict[int, Shape] = {}
+        typed: dict[int, Shape] | None = None
         if opcode in LITERAL_OPCODES:
             found = _LITERAL.match(text, lpar_end, end)
             if found is None:
@@ -376,6 +387,7 @@ class _LineParser:
                         (value[1:] if value[0] == "%" else value, operand.start(), operand.end())
                     )
             else:
+                typed = {}
                 rpar_end = self._operands(lpar_end, end, operands, typed)
         attributes: dict[str, str] = {}
         offsets: dict[str, int] = {}
@@ -460,6 +472,8 @@ def _literal_accepted(opcode: str, literal: str, shape: Shape) -> bool:
         return False
     if not shape.is_array or shape.dynamic or "..." in literal:
         return True
+    if literal_value_error(literal, shape.element_type) is not None:
+        return False
     count = literal_element_count(literal)
     expected = shape.num_elements()
     if count == expected != 1:

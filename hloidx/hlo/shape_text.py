@@ -131,3 +131,50 @@ def _nested(tokens: list[str], at: int, dims: tuple[int, ...], level: int) -> in
         if tokens[at] != ",":
             return -1
         at += 1
+
+
+#: the finite range of integer types (XLA reads a u64 literal as an int64 too: -1 is accepted)
+_INTEGER_RANGES = {
+    **{f"s{b}": (-(1 << (b - 1)), (1 << (b - 1)) - 1) for b in (2, 4, 8, 16, 32, 64)},
+    **{f"u{b}": (0, (1 << b) - 1) for b in (2, 4, 8, 16, 32)},
+    "u64": (-(1 << 63), (1 << 64) - 1),
+}
+#: magnitudes that round to infinity in a float type (its largest finite value plus half an
+#: ulp; ties round to even, and the largest finite value's last bit is odd)
+_FLOAT_LIMITS = {
+    "f16": 65504.0 + 16.0,
+    "bf16": (2 - 2**-7) * 2.0**127 + 2.0**119,
+    "f32": (2 - 2**-23) * 2.0**127 + 2.0**103,
+    "c64": (2 - 2**-23) * 2.0**127 + 2.0**103,
+}
+_VALUE = re.compile(r"[^\s{},()]+")
+
+
+def literal_value_error(literal: str, element_type: str) -> str | None:
+    """Why a literal's values do not fit its element type (XLA's parser refuses them), or None:
+    an integer out of range, a finite float that rounds to infinity."""
+    low_high = _INTEGER_RANGES.get(element_type)
+    limit = _FLOAT_LIMITS.get(element_type)
+    if low_high is None and limit is None and element_type not in ("f64", "c128"):
+        return None
+    if "/*" in literal:
+        literal = _COMMENT.sub(" ", literal)
+    for value in _VALUE.findall(literal):
+        if low_high is not None:
+            try:
+                number = int(value, 0)
+            except ValueError:
+                continue
+            if not low_high[0] <= number <= low_high[1]:
+                return f"{value} is out of range for {element_type}"
+        else:
+            lowered = value.lower()
+            if "inf" in lowered or "nan" in lowered:
+                continue
+            try:
+                number = float(value)
+            except ValueError:
+                continue
+            if number in (float("inf"), float("-inf")) or (limit and abs(number) >= limit):
+                return f"{value} overflows {element_type}"
+    return None

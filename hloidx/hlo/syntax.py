@@ -172,10 +172,12 @@ def parse_hlo(text: str, name: str = "<string>", *, verify: bool = True) -> HloM
 
 # -- lenient parsing ------------------------------------------------------------------------------
 
-# `name = shape ...` at the start of a line; the shape check keeps attribute lines such as
-# `  left_side=true,` (XLA's tests split long instructions) from looking like instructions.
+# `name = shape ...` or `name = opcode(` (shape inferred) at the start of a line; requiring one
+# keeps attribute lines such as `  left_side=true,` (XLA's tests split long instructions) from
+# looking like instructions.
 _INSTRUCTION_START = re.compile(
-    r"^[ \t]*(?:ROOT[ \t]+)?%?[A-Za-z_][\w.\-]*[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*[ \t]*\[)",
+    r"^[ \t]*(?:ROOT[ \t]+)?%?[A-Za-z_][\w.\-]*[ \t]*=[ \t]*"
+    r"(?:\(|[a-z][a-z0-9]*[ \t]*\[|[a-z][\w.\-]*[ \t]*\()",
     re.MULTILINE,
 )
 _CONTINUED = re.compile(r",[ \t\r\n]*\Z")
@@ -328,6 +330,7 @@ def _recover(
 
     computations: list[Computation] = []
     rootless: set[str] = set()
+    shapeless = False
     for comp_name, is_entry, _, begin, stop in blocks:
         starts = _instruction_starts(text, begin, stop)
         instructions: list[Instruction] = []
@@ -343,6 +346,7 @@ def _recover(
                 continue
             errors.extend(piece_builder.errors)
             pending.update(piece_builder.pending)
+            shapeless = shapeless or piece_builder.shapeless
             instructions.extend(piece_builder.nested_before.get(instruction, ()))
             instructions.append(instruction)
         if instructions:
@@ -354,6 +358,7 @@ def _recover(
     builder.reset(source, 0)
     builder.pending = pending
     builder.rootless = rootless
+    builder.shapeless = shapeless
     module = _assemble(
         header,
         computations,
