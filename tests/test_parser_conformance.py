@@ -289,3 +289,22 @@ def test_lenient_parse_infers_shapes_around_a_broken_instruction() -> None:
     module, errors = parse_hlo_lenient(text.replace("add(a, a)", "reshape(a)"), "x.hlo")
     assert [i.name for i in module.instructions()] == ["a"]
     assert (errors[0].span.line, errors[0].span.column) == (4, 7)
+
+
+def test_lenient_recovery_names_anonymous_instructions_once() -> None:
+    from hloidx.hlo.syntax import parse_hlo_lenient
+
+    text = (
+        "HloModule m\nENTRY e {\n  a = add(f32[2] parameter(0), f32[2] parameter(1))\n"
+        "  c = f32[2] bad-op((\n  ROOT d = add(a, multiply(f32[2] parameter(2), a))\n}\n"
+    )
+    module, errors = parse_hlo_lenient(text, "x.hlo")
+    assert [i.name for i in module.instructions()] == [
+        "parameter.anon",
+        "parameter.anon.1",
+        "a",
+        "parameter.anon.2",
+        "multiply.anon",
+        "d",
+    ]
+    assert len(errors) == 1

@@ -106,8 +106,12 @@ _whole_lines = parse_lines
 # ---------------------------------------------------------------------------------------------
 
 
-def _run(text: str, source: Source, start: str, base: int) -> tuple[Any, Any]:
-    """Parse ``text`` (a piece of ``source`` beginning at ``base``) from rule ``start``.
+def _run(
+    text: str, source: Source, start: str, base: int, anonymous: dict[str, int] | None = None
+) -> tuple[Any, Any]:
+    """Parse ``text`` (a piece of ``source`` beginning at ``base``) from rule ``start``;
+    ``anonymous`` counts the anonymous instructions named so far (pieces of one text share it,
+    so that two pieces never name two instructions `add.anon`).
 
     Must be called with ``_LOCK`` held: the builder's per-parse state is shared.
     """
@@ -123,12 +127,16 @@ def _run(text: str, source: Source, start: str, base: int) -> tuple[Any, Any]:
 
         lark, builder = _parser()
         builder.reset(source, base)
+        if anonymous is not None:
+            builder.anonymous_names = anonymous
         fast = _fast_parser()
         if fast is not None:
             try:
                 return fast.parse(text, start), builder
             except _Fallback:
                 builder.reset(source, base)  # drop what the fast path built
+                if anonymous is not None:
+                    builder.anonymous_names = anonymous
         # Outside the handler, so that errors raised here do not chain to _Fallback.
         result = _parse_exactly(lark, text, start, source, base)
     finally:
@@ -331,6 +339,7 @@ def _recover(
     computations: list[Computation] = []
     rootless: set[str] = set()
     shapeless = False
+    anonymous: dict[str, int] = {}
     for comp_name, is_entry, _, begin, stop in blocks:
         starts = _instruction_starts(text, begin, stop)
         instructions: list[Instruction] = []
@@ -338,7 +347,9 @@ def _recover(
             piece_end = starts[i + 1] if i + 1 < len(starts) else stop
             piece = text[piece_start:piece_end]
             try:
-                instruction, piece_builder = _run(piece, source, "lone_instruction", piece_start)
+                instruction, piece_builder = _run(
+                    piece, source, "lone_instruction", piece_start, anonymous
+                )
             except HloSyntaxError as error:
                 errors.append(error)
                 if piece.lstrip().startswith("ROOT"):
