@@ -3,7 +3,8 @@
 Run from the repository root: ``python bench/cut_points.py [--lines N] [--sample-lines K]``.
 For every sample and corpus file (``samples/``, ``tests/data/corpus/``) it parses, leniently as
 ``hloidx maps`` does, the text cut at every line end (at ``N`` sampled line ends for a file
-with more lines), and cut after every separator of ``K`` sampled lines; for every sample it
+with more lines; ``--big`` in a file over 100 KB), and cut after every separator of ``K``
+sampled lines; for every sample it
 also parses the text with one token deleted, for every token (``--deletions`` sampled ones in
 a file with more tokens). Each outcome must be a module
 and/or errors that all carry a location, never an exception; for HLO cuts, every instruction
@@ -92,6 +93,9 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=300, help="line ends per file at most")
     parser.add_argument("--sample-lines", type=int, default=10, help="lines cut at separators")
     parser.add_argument("--deletions", type=int, default=400, help="deletions per file at most")
+    parser.add_argument(
+        "--big", type=int, default=15, help="cuts of each kind in a file over 100 KB (seconds each)"
+    )
     options = parser.parse_args()
     rng = random.Random(28)
     failures: list[str] = []
@@ -99,10 +103,14 @@ def main() -> int:
     started = time.perf_counter()
     for path in files():
         text = path.read_text(encoding="utf-8")
+        big = len(text) > 100_000  # a cut-off file is re-read piece by piece: seconds each
         ends = line_end_cuts(text)
-        if len(ends) > options.lines:
-            ends = sorted(rng.sample(ends, options.lines))
-        separators = separator_cuts(text, ends, rng, options.sample_lines)
+        limit = options.big if big else options.lines
+        if len(ends) > limit:
+            ends = sorted(rng.sample(ends, limit))
+        separators = separator_cuts(text, ends, rng, 1 if big else options.sample_lines)
+        if big and len(separators) > options.big:
+            separators = sorted(rng.sample(separators, options.big))
         for kind, cuts in (("line ends", ends), ("separators", separators)):
             for cut in cuts:
                 totals[kind] += 1

@@ -64,24 +64,6 @@ ACCEPTED_THOUGH_XLA_REJECTS = {
         ],
         "attribute or layout detail kept as raw text",
     ),
-    # how async wrappers pair up and what they wrap: not modelled
-    **dict.fromkeys(
-        [
-            "AsyncStartMissingOperandWrapper",
-            "AsyncUpdateMissingOperandWrapper",
-            "AsyncOpTupleWrongType",
-            "AsyncDoneNoAsyncStart",
-            "AsyncUpdateAndAsyncDoneNoAsyncStart",
-            "AsyncUpdateWithSyntaxSugarWrongOp",
-            "AsyncDoneWithSyntaxSugarWrongOp",
-            "AsyncOpSharedComputation",
-            "AsyncUpdateWrongComputation",
-            "AsyncDoneWrongComputation",
-            "AsyncUpdateWrongDefaultThread",
-            "AsyncDoneWrongDefaultThread",
-        ],
-        "async wrapper semantics",
-    ),
     # the payload of a NaN in a narrow float type: hloidx reads no values
     **dict.fromkeys(
         [
