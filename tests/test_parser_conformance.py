@@ -64,15 +64,6 @@ ACCEPTED_THOUGH_XLA_REJECTS = {
         ],
         "attribute or layout detail kept as raw text",
     ),
-    # the payload of a NaN in a narrow float type: hloidx reads no values
-    **dict.fromkeys(
-        [
-            "InvalidNanPayloadBf16",
-            "InvalidNanPayloadF8e4m3fn",
-            "InvalidNanPayloadF8e4m3b11fnuz",
-        ],
-        "NaN payloads",
-    ),
     # XLA's single-instruction entry point: two instructions given where one is expected
     "HloParserSingleOpTest_MultipleOpsProducesError": "a list of instructions is a module here",
 }

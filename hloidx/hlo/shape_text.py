@@ -150,9 +150,21 @@ _FLOAT_LIMITS = {
 _VALUE = re.compile(r"[^\s{},()]+")
 
 
+#: mantissa bits of float types: a NaN's payload must fit them (types without NaN payloads,
+#: such as f8e4m3fn, have none)
+_PAYLOAD_BITS = {"f16": 10, "bf16": 7, "f32": 23, "f64": 52, "f8e5m2": 2, "f8e4m3": 3}
+_NAN_PAYLOAD = re.compile(r"nan\((0x[0-9a-fA-F]+)\)")
+
+
 def literal_value_error(literal: str, element_type: str) -> str | None:
     """Why a literal's values do not fit its element type (XLA's parser refuses them), or None:
-    an integer out of range, a finite float that rounds to infinity."""
+    an integer out of range, a finite float that rounds to infinity, a NaN payload wider than
+    the mantissa."""
+    if "nan(" in literal:
+        bits = _PAYLOAD_BITS.get(element_type.replace("c64", "f32").replace("c128", "f64"), 0)
+        for payload in _NAN_PAYLOAD.findall(literal):
+            if int(payload, 16) >= 1 << bits:
+                return f"the NaN payload {payload} does not fit {element_type}"
     low_high = _INTEGER_RANGES.get(element_type)
     limit = _FLOAT_LIMITS.get(element_type)
     if low_high is None and limit is None and element_type not in ("f64", "c128"):
