@@ -103,7 +103,7 @@ class Lowering:
             raise self.error(f"call of an unknown function {symbol}", Tok("", "", 0))
         name = self.fresh(symbol.strip("@").strip('"'))
         args_group = next((p for p in func.pieces if isinstance(p, Group) and p.kind == "("), None)
-        args = _block_args(args_group.items if args_group else [])
+        args = _block_args(args_group.items if args_group else [], self.source)
         body = next(
             (
                 p
@@ -151,7 +151,16 @@ class Lowering:
                 continue
             if stmt.kind != "op":
                 continue
-            lower_op(self, scope, stmt)
+            try:
+                lower_op(self, scope, stmt)
+            except (IndexError, KeyError, TypeError, ValueError) as error:
+                # an op missing a piece its handler reads (`dims = []`, a lone operand):
+                # malformed input, reported at the op rather than as an internal error
+                raise self.error(
+                    "malformed op: it lacks an operand, attribute or type its conversion to "
+                    f"HLO reads ({type(error).__name__})",
+                    stmt.head,
+                ) from None
         returned = returned + list(extra or [])
         if extra:
             scope.root = self.emit(scope, None, _tuple_type(returned), "tuple", returned, "", 0)
@@ -220,7 +229,7 @@ class Lowering:
                 if isinstance(item, Tok) and item.type == "BLOCK":
                     nxt = group.items[k + 1] if k + 1 < len(group.items) else None
                     if isinstance(nxt, Group):
-                        params = _block_args(nxt.items)
+                        params = _block_args(nxt.items, self.source)
                     break
         for k, (ssa, t) in enumerate(params):
             hlo = self.fresh(ssa)

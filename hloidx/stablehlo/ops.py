@@ -317,7 +317,7 @@ def _region_or_applies(
     if op.region_args:  # `reducer(%a0: T, %b0: T) (%a1: T, %b1: T)`: accumulators first
         from .values import _block_args
 
-        pairs = [_block_args(g.items) for g in op.region_args]
+        pairs = [_block_args(g.items, lowering.source) for g in op.region_args]
         params = [p[0] for p in pairs] + [p[1] for p in pairs if len(p) > 1]
     name, _ = lowering.region(f"region_{stmt.results[0]}", op.regions[0], params)
     return name

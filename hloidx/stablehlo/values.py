@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .syntax import Group, StableHloSyntaxError, Stmt, Tok
+from .syntax import Group, Source, StableHloSyntaxError, Stmt, Tok, span_of
 from .types import TensorType, read_type
 
 __all__ = ["LoweringContext", "Scope", "Value"]
@@ -52,6 +52,8 @@ class Scope:
 class LoweringContext(Protocol):
     """The lowering as the op handlers use it."""
 
+    source: Source
+
     def fresh(self, hint: str) -> str: ...
 
     def error(self, message: str, item: Any) -> StableHloSyntaxError: ...
@@ -83,8 +85,9 @@ def _tuple_type(values: list[Value]) -> str:
     return "(" + ", ".join(v.shape for v in values) + ")"
 
 
-def _block_args(items: list[Any]) -> list[tuple[str, TensorType]]:
-    """``%arg0: tensor<4xf32> {attrs} loc(...), %arg1: ...`` as (name, type) pairs."""
+def _block_args(items: list[Any], source: Source | None = None) -> list[tuple[str, TensorType]]:
+    """``%arg0: tensor<4xf32> {attrs} loc(...), %arg1: ...`` as (name, type) pairs; errors
+    located in ``source``."""
     out: list[tuple[str, TensorType]] = []
     k = 0
     while k < len(items):
@@ -97,7 +100,8 @@ def _block_args(items: list[Any]) -> list[tuple[str, TensorType]]:
         ):
             t, nxt = read_type(items, k + 2)
             if t is None:
-                raise StableHloSyntaxError(f"no type for {item.value}")
+                where = span_of(source, item) if source is not None else None
+                raise StableHloSyntaxError(f"no type for {item.value}", where)
             out.append((item.value, t))
             k = nxt
             continue
