@@ -135,7 +135,6 @@ def _outcome(body: str, call_at: int) -> str | None:
         return "reject"
     if re.search(r"EXPECT_TRUE\(|ASSERT_TRUE\(|EXPECT_EQ\(\s*absl::OkStatus", statement):
         return "accept"
-    assigned = re.search(r"(\w+)\s*=\s*$", statement[: call_at - start].rstrip() + " ")
     assigned = re.search(r"\b(\w+)\s*=\s*\S*$", statement[: call_at - start])
     if assigned is None:
         return None
