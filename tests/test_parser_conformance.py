@@ -281,3 +281,27 @@ def test_lenient_recovery_names_anonymous_instructions_once() -> None:
         "d",
     ]
     assert len(errors) == 1
+
+
+@pytest.mark.parametrize(
+    ("literal", "shape", "accepted"),
+    [
+        ("-nan(0x400001)", "f32[]", True),
+        ("-nan(0x7fc00001)", "f32[]", False),  # wider than f32's 23 mantissa bits
+        ("{-nan(0x7f), nan}", "bf16[2]", True),
+        ("{nan(0x1)}", "f8e4m3fn[1]", False),  # no payloads at all
+        ("4294967295", "u32[]", True),
+        ("-1", "u64[]", True),  # XLA reads u64 literals as int64 too
+        ("-65505", "bf16[]", True),
+        ("65519", "f16[]", True),  # rounds to 65504
+        ("65520", "f16[]", False),  # rounds to infinity
+    ],
+)
+def test_literal_values_must_fit_the_element_type(literal: str, shape: str, accepted: bool) -> None:
+    text = f"ENTRY e {{\n  ROOT c = {shape} constant({literal})\n}}\n"
+    if accepted:
+        parse_hlo(text, verify=False)
+    else:
+        with pytest.raises(HloidxError, match="constant literal") as caught:
+            parse_hlo(text, verify=False)
+        assert caught.value.span.line == 2
