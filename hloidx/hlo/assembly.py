@@ -126,19 +126,10 @@ def _link_computation(
             else:
                 parameters[number] = instruction
         operands: list[Instruction] = []
-        typed = pending.typed if verify else None
-        for position, (name, start, end) in enumerate(pending.operands):
+        if verify and pending.typed:
+            _check_written_shapes(instruction, pending, by_name, builder.source, errors)
+        for name, start, end in pending.operands:
             producer = by_name.get(name)
-            if typed and producer is not None and position in typed:
-                written = typed[position]
-                if producer.shape is not None and not _compatible(written, producer.shape):
-                    errors.append(
-                        HloSemanticError(
-                            f"operand {name} of {instruction.name} is written as {written} "
-                            f"but is {producer.shape}",
-                            builder.source.span(start, end),
-                        )
-                    )
             if producer is None:
                 errors.append(
                     HloSemanticError(
@@ -160,6 +151,28 @@ def _link_computation(
         builder.rootless.add(computation.name)
     if not any(i.is_root for i in computation.instructions) and computation.instructions:
         computation.instructions[-1].is_root = True  # XLA's rule: the last instruction
+
+
+def _check_written_shapes(
+    instruction: Instruction,
+    pending: _Pending,
+    by_name: dict[str, Instruction],
+    source: Source,
+    errors: list[HloidxError],
+) -> None:
+    """A shape written before an operand name (`f32[2] %x`) is the operand's shape."""
+    for position, written in (pending.typed or {}).items():
+        name, start, end = pending.operands[position]
+        producer = by_name.get(name)
+        if producer is None or producer.shape is None or _compatible(written, producer.shape):
+            continue
+        errors.append(
+            HloSemanticError(
+                f"operand {name} of {instruction.name} is written as {written} "
+                f"but is {producer.shape}",
+                source.span(start, end),
+            )
+        )
 
 
 def _compatible(a: Shape, b: Shape) -> bool:

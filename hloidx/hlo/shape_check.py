@@ -54,7 +54,11 @@ def check_instruction(instr: Instruction) -> HloSemanticError | None:
             _opcode_span(instr),
         )
     rule = RULES.get(instr.opcode)
-    if rule is None and async_phase(instr.opcode) is not None:
+    if (
+        rule is None
+        and instr.opcode.endswith(("-start", "-update", "-done"))
+        and async_phase(instr.opcode) is not None
+    ):
         rule = check_async
     if rule is None:
         return None
