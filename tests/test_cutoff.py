@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from hloidx.cli.main import cli
 from hloidx.errors import HloidxError
+from hloidx.hlo.syntax import build_grammar
 from hloidx.stablehlo import parse_module_lenient
 
 sys.path.insert(0, str(paths.ROOT / "bench"))
@@ -99,6 +100,9 @@ def test_a_file_cut_inside_an_instruction_keeps_the_instructions_before(tail: st
     assert errors
     assert errors[-1].span.line == text.count("\n") + 1
     assert {"Arg_0.4", "p0"} <= {i.name for i in module.instructions()}
+    # the expected tokens are in words, never the grammar's terminal names
+    terminals = {t.name.lower() for t in build_grammar().terminals if "_" in t.name.strip("_")}
+    assert not [t for t in terminals if t in errors[-1].message], errors[-1].message
 
 
 def test_the_command_line_exits_2_on_cut_off_files(tmp_path) -> None:
