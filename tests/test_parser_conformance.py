@@ -23,18 +23,16 @@ from hloidx.hlo.syntax import parse_hlo
 SUITE = json.loads((paths.XLA_TESTS / "parser" / "modules.json").read_text(encoding="utf-8"))
 MODULES = {entry["name"]: entry for entry in SUITE["modules"]}
 
-#: Accepted by XLA's single-instruction entry point, not as a module: one instruction whose
-#: undefined operands become parameters, or with no name, or with computations written inline
-#: (``calls=\n{ ... }``). XLA never prints these; hloidx reads modules, computations and lists
-#: of instructions, and rejects these with a located error.
+#: Accepted by XLA's single-instruction entry point, not as a module: operands written as bare
+#: shapes, an instruction without a name, computations written inline (``condition=\n{ ... }``).
+#: XLA never prints these; hloidx rejects them with a located error. (The single instruction
+#: whose operands, written with their shapes, become parameters is read as XLA reads it.)
 SINGLE_INSTRUCTION_FORMS = {
-    "HloParserSingleOpTest_SingleOp",
     "HloParserSingleOpTest_SingleOpNoNames",
     "HloParserSingleOpTest_CanonicalOp",
+    "HloParserSingleOpTest_SingleOpWithNested",
     "HloParserSingleOpTest_CanonicalOpWithNested",
     "HloParserSingleOpTest_CanonicalOpIndexedConditionalInlinedBranches",
-    "HloParserSingleOpTest_SingleOpWithNested",
-    "HloParserSingleOpTest_ConvolutionTrivialFeatureGroupCount",
 }
 
 #: Rejected by XLA, accepted by hloidx: each breaks a rule about something hloidx does not read
@@ -305,3 +303,16 @@ def test_literal_values_must_fit_the_element_type(literal: str, shape: str, acce
         with pytest.raises(HloidxError, match="constant literal") as caught:
             parse_hlo(text, verify=False)
         assert caught.value.span.line == 2
+
+
+def test_a_lone_instruction_s_written_operands_become_parameters() -> None:
+    module = parse_hlo(MODULES["HloParserSingleOpTest_SingleOp"]["text"], verify=False)
+    parameters = [i for i in module.instructions() if i.opcode == "parameter"]
+    assert [(p.name, p.literal, str(p.shape)) for p in parameters] == [
+        ("broadcast", "0", "f32[2,4]{1,0}"),
+        ("x", "1", "f32[2,4]{1,0}"),
+    ]
+    assert [o.name for o in module.entry.root.operands] == ["broadcast", "x"]
+    # two instructions: an undefined operand stays an error, located
+    with pytest.raises(HloidxError, match="names no instruction"):
+        parse_hlo("p = f32[2] parameter(0)\nm = f32[2] multiply(f32[2] p, f32[2] q)\n")

@@ -153,6 +153,33 @@ def _link_computation(
         computation.instructions[-1].is_root = True  # XLA's rule: the last instruction
 
 
+def _parameters_for_written_operands(computation: Computation, builder: ParseState) -> None:
+    """XLA's single-instruction form, ``m = f32[2] multiply(f32[2] %a, f32[2] %b)`` alone:
+    each operand it does not define, written with its shape, is a parameter (numbered in
+    order), as XLA's parser makes it."""
+    (instruction,) = computation.instructions
+    pending = builder.pending.get(instruction)
+    if pending is None or not pending.operands or instruction.opcode == "parameter":
+        return
+    typed = pending.typed or {}
+    if len(typed) != len(pending.operands):
+        return  # an operand without its shape: left unresolved, reported as such
+    parameters: dict[str, Instruction] = {}
+    for position, (name, start, end) in enumerate(pending.operands):
+        if name == instruction.name or name in parameters:
+            continue
+        parameter = Instruction(
+            name=name,
+            opcode="parameter",
+            shape=typed[position],
+            span=builder.source.span(start, end),
+        )
+        parameter.literal = str(len(parameters))
+        builder.pending[parameter] = _Pending([], None)
+        parameters[name] = parameter
+    computation.instructions = [*parameters.values(), instruction]
+
+
 def _check_written_shapes(
     instruction: Instruction,
     pending: _Pending,
@@ -313,6 +340,8 @@ def _assemble(
         source=source,
     )
     entries: list[Computation] = []
+    if is_snippet and len(computations) == 1 and len(computations[0].instructions) == 1:
+        _parameters_for_written_operands(computations[0], builder)
     for computation in computations:
         if computation.name in module.computations:
             where = computation.span
@@ -354,24 +383,24 @@ def _assemble(
         entries.append(last)
     module.entry = entries[0] if entries else None
 
-    if not is_snippet:
-        # A bare list of instructions cannot define computations, so its `to_apply=max` and
-        # the like stay unresolved on purpose (the seeds' snippets are written that way).
-        for computation in module.computations.values():
-            for instruction in computation.instructions:
-                for key, names in _called_names(instruction):
-                    if isinstance(names, HloidxError):
-                        errors.append(names.with_span(instruction.attribute_span(key)))
-                        continue
-                    for called in names:
-                        if called not in module.computations:
-                            errors.append(
-                                HloSemanticError(
-                                    f"{instruction.name} refers to computation {called} "
-                                    f"({key}=), which does not exist",
-                                    instruction.attribute_span(key),
-                                )
+    # A bare list of instructions cannot define computations, so its `to_apply=max` and the
+    # like stay unresolved on purpose (the seeds' snippets are written that way); the names
+    # must still be names (not a computation written inline, which hloidx does not read).
+    for computation in module.computations.values():
+        for instruction in computation.instructions:
+            for key, names in _called_names(instruction):
+                if isinstance(names, HloidxError):
+                    errors.append(names.with_span(instruction.attribute_span(key)))
+                    continue
+                for called in names:
+                    if called not in module.computations and not is_snippet:
+                        errors.append(
+                            HloSemanticError(
+                                f"{instruction.name} refers to computation {called} "
+                                f"({key}=), which does not exist",
+                                instruction.attribute_span(key),
                             )
+                        )
     return module
 
 
