@@ -7,7 +7,10 @@ breakage, the 1-based line that changed and the mutated text. Kinds:
 * ``slice-range``: a slice's limit runs past the operand's dimension;
 * ``dimension``: an entry of ``dimensions={...}`` names a dimension the operand does not have;
 * ``opcode``: the opcode is misspelled (two letters swapped);
-* ``operand-count``: an operand of a fixed-arity op is dropped or repeated.
+* ``operand-count``: an operand of a fixed-arity op is dropped or repeated;
+* ``cut``: the file ends inside an instruction's operand list (a dump cut off, a paste that
+  lost its tail): after ``opcode(`` and its first operand and comma when it has several, in
+  the module's last instruction of a checked opcode.
 
 Used by ``tests/test_mutations.py`` and by ``tests/data/mutations/check_with_xla.py``, which
 records what XLA itself says of every mutation (``xla_verdicts.json``).
@@ -120,6 +123,21 @@ def _mutate(text: str, instr: Instruction, kind: str) -> str | None:
 KINDS = ("result-shape", "opcode", "slice-range", "dimension", "operand-count")
 
 
+def _cut(text: str, instr: Instruction) -> str | None:
+    """``text`` ending inside ``instr``'s operand list, or None when it has no operand list."""
+    span = instr.span
+    if span is None or not instr.operands:
+        return None
+    call = re.compile(re.escape(instr.opcode) + r"\(").search(text, span.start, span.end)
+    if call is None:
+        return None
+    end = call.end()
+    if len(instr.operands) > 1:
+        comma = text.find(",", end, span.end)
+        end = comma + 1 if comma > 0 else end
+    return text[:end]
+
+
 def generate(limit_per_module: int = 12) -> list[Mutation]:
     out: list[Mutation] = []
     root = paths.ROOT
@@ -144,4 +162,13 @@ def generate(limit_per_module: int = 12) -> list[Mutation]:
                     )
                 )
                 made += 1
+        shaped = [i for i in module.instructions() if i.opcode in SHAPED and i.operands]
+        for instr in shaped[-1:]:  # one per module: each costs a whole analysis
+            cut = _cut(text, instr)
+            if cut is not None:
+                out.append(
+                    Mutation(
+                        str(path.relative_to(root)), instr.name, "cut", _line_of(text, instr), cut
+                    )
+                )
     return out

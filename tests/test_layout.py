@@ -234,3 +234,105 @@ def test_python_dash_m_runs_the_command_line() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "(d0, d1) -> (d0, d1)" in done.stdout
+
+
+# ---------------------------------------------------------------------------
+# No import circles
+# ---------------------------------------------------------------------------
+
+
+#: Circles inside packages other branches own (``hloidx/maps/``: the simplifier work;
+#: ``hloidx/gpu/``: the GPU work). Each entry is the sorted module set of one circle; the
+#: integrator empties this set when those branches are merged.
+def _import_graph() -> dict[str, set[str]]:
+    """module -> the hloidx modules it imports (anywhere in the file, relative or absolute).
+
+    ``from pkg import name`` imports the submodule ``pkg.name`` when there is one, else ``pkg``
+    itself (a package's ``__init__``); ``import a.b`` imports ``a.b``.
+    """
+    graph: dict[str, set[str]] = {}
+    for path in _modules():
+        name = _module_name(path)
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        targets = graph.setdefault(name, set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                for alias in node.names:
+                    submodule = f"{target}.{alias.name}"
+                    targets.add(submodule if _is_module(submodule) else target)
+        graph[name] = {t for t in targets if t.split(".")[0] == "hloidx" and _is_module(t)}
+        graph[name].discard(name)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[tuple[frozenset[str], list[str]]]:
+    """The strongly connected components of more than one module (Tarjan), each with a path
+    around one circle through its first module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.add(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                components.append(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return [(frozenset(c), _circle(graph, c)) for c in components]
+
+
+def _circle(graph: dict[str, set[str]], component: set[str]) -> list[str]:
+    """One path from the component's first module back to itself, inside the component."""
+    start = min(component)
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for target in sorted(graph[node] & component):
+                if target == start:
+                    return [*paths[node], start]
+                if target not in paths:
+                    paths[target] = [*paths[node], target]
+                    following.append(target)
+        frontier = following
+    return sorted(component)
+
+
+def test_layout_has_no_import_circles() -> None:
+    found = [circle for component, circle in _cycles(_import_graph())]
+    assert not found, "import circles: " + "; ".join(" -> ".join(c) for c in found)
+
+
+def test_layout_circle_finder_sees_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [(frozenset("abc"), ["a", "b", "c", "a"])]
+    assert _cycles({"a": {"b"}, "b": set()}) == []

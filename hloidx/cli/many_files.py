@@ -16,7 +16,7 @@ from .options import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS, State, console, plu
 
 def _analyse_file(job: tuple[int, str, Any, Any]) -> Any:
     """One file, in this process or a worker; progress goes to ``updates`` when given."""
-    from .maps_command import Outcome, analyse_text
+    from .module_outcome import Outcome, analyse_text
 
     index, path, options, updates = job
     last = [0.0]

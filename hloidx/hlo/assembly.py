@@ -10,7 +10,7 @@ from typing import Protocol
 
 from ..errors import HloidxError, HloSemanticError
 from ..source import Source, Span
-from .ir import CALL_ATTRIBUTES, Computation, HloModule, Instruction
+from .ir import CALL_ATTRIBUTES, Computation, HloModule, Instruction, Shape
 
 #: Opcodes whose parentheses hold a literal rather than operands.
 LITERAL_OPCODES = frozenset({"parameter", "constant"})
@@ -30,18 +30,27 @@ class ParseState(Protocol):
     source: Source
     pending: dict[Instruction, _Pending]
     rootless: set[str]
+    #: some instruction was written without its shape (the grammar's builder only)
+    shapeless: bool
 
 
 class _Pending:
     """What an instruction still needs once its computation is complete."""
 
-    __slots__ = ("operands", "root_at")
+    __slots__ = ("operands", "root_at", "typed")
 
-    def __init__(self, operands: list[tuple[str, int, int]], root_at: int | None) -> None:
+    def __init__(
+        self,
+        operands: list[tuple[str, int, int]],
+        root_at: int | None,
+        typed: dict[int, Shape] | None = None,
+    ) -> None:
         #: operand name (without %) and its absolute start and end offsets
         self.operands = operands
         #: absolute offset of the ROOT keyword
         self.root_at = root_at
+        #: operand position -> the shape written before its name (`f32[2] %x`), if any
+        self.typed = typed
 
 
 class _Header:
@@ -65,8 +74,10 @@ def _link_computation(
     builder: ParseState,
     errors: list[HloidxError],
     drop_unresolved: bool = False,
+    verify: bool = True,
 ) -> None:
-    """Resolve operand names, check ROOT and parameter numbers; errors go to ``errors``."""
+    """Resolve operand names, check ROOT and parameter numbers (with ``verify``, also the
+    shapes written before operand names); errors go to ``errors``."""
     by_name: dict[str, Instruction] = {}
     for instruction in computation.instructions:
         instruction.computation = computation
@@ -115,6 +126,8 @@ def _link_computation(
             else:
                 parameters[number] = instruction
         operands: list[Instruction] = []
+        if verify and pending.typed:
+            _check_written_shapes(instruction, pending, by_name, builder.source, errors)
         for name, start, end in pending.operands:
             producer = by_name.get(name)
             if producer is None:
@@ -130,11 +143,121 @@ def _link_computation(
                 operands.append(producer)
         instruction.operands = operands
 
+        if "control-predecessors" in instruction.attributes:
+            _check_predecessors(instruction, by_name, computation.name, errors)
+
     dropped = _drop(computation, broken) if drop_unresolved and broken else set()
     if any(i.is_root for i in dropped):
         builder.rootless.add(computation.name)
     if not any(i.is_root for i in computation.instructions) and computation.instructions:
         computation.instructions[-1].is_root = True  # XLA's rule: the last instruction
+
+
+def _parameters_for_written_operands(computation: Computation, builder: ParseState) -> None:
+    """XLA's single-instruction form, ``m = f32[2] multiply(f32[2] %a, f32[2] %b)`` alone:
+    each operand it does not define, written with its shape, is a parameter (numbered in
+    order), as XLA's parser makes it."""
+    (instruction,) = computation.instructions
+    pending = builder.pending.get(instruction)
+    if pending is None or not pending.operands or instruction.opcode == "parameter":
+        return
+    typed = pending.typed or {}
+    if len(typed) != len(pending.operands):
+        return  # an operand without its shape: left unresolved, reported as such
+    parameters: dict[str, Instruction] = {}
+    for position, (name, start, end) in enumerate(pending.operands):
+        if name == instruction.name or name in parameters:
+            continue
+        parameter = Instruction(
+            name=name,
+            opcode="parameter",
+            shape=typed[position],
+            span=builder.source.span(start, end),
+        )
+        parameter.literal = str(len(parameters))
+        builder.pending[parameter] = _Pending([], None)
+        parameters[name] = parameter
+    computation.instructions = [*parameters.values(), instruction]
+
+
+def _check_written_shapes(
+    instruction: Instruction,
+    pending: _Pending,
+    by_name: dict[str, Instruction],
+    source: Source,
+    errors: list[HloidxError],
+) -> None:
+    """A shape written before an operand name (`f32[2] %x`) is the operand's shape."""
+    for position, written in (pending.typed or {}).items():
+        name, start, end = pending.operands[position]
+        producer = by_name.get(name)
+        if producer is None or producer.shape is None or _compatible(written, producer.shape):
+            continue
+        errors.append(
+            HloSemanticError(
+                f"operand {name} of {instruction.name} is written as {written} "
+                f"but is {producer.shape}",
+                source.span(start, end),
+            )
+        )
+
+
+def _compatible(a: Shape, b: Shape) -> bool:
+    """The same element type and dimensions (layouts aside), element by element for tuples."""
+    if a.tuple_shapes is not None or b.tuple_shapes is not None:
+        return (
+            a.tuple_shapes is not None
+            and b.tuple_shapes is not None
+            and len(a.tuple_shapes) == len(b.tuple_shapes)
+            and all(_compatible(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes, strict=True))
+        )
+    return a.element_type == b.element_type and a.dims == b.dims
+
+
+def _check_result_shapes(module: HloModule, errors: list[HloidxError]) -> None:
+    """A computation's root has the result shape its signature declares."""
+    for computation in module.computations.values():
+        declared = computation.result_shape
+        root = computation.root if computation.instructions else None
+        if declared is None or root is None or root.shape is None:
+            continue
+        if not _compatible(declared, root.shape):
+            where = computation.span
+            if where is not None:
+                where = where.source.span(where.start, where.start + len(computation.name))
+            errors.append(
+                HloSemanticError(
+                    f"computation {computation.name} declares the result {declared} but its "
+                    f"root {root.name} is {root.shape}",
+                    where,
+                )
+            )
+
+
+def _check_predecessors(
+    instruction: Instruction,
+    by_name: dict[str, Instruction],
+    computation: str,
+    errors: list[HloidxError],
+) -> None:
+    """Each name of ``control-predecessors={...}`` is an instruction of the computation."""
+    from .attributes import parse_name_list
+
+    span = instruction.attribute_span("control-predecessors")
+    try:
+        names = parse_name_list(instruction.attributes["control-predecessors"])
+    except HloidxError as error:
+        errors.append(error.with_span(span))
+        return
+    for name in names:
+        if name not in by_name:
+            errors.append(
+                HloSemanticError(
+                    f"control predecessor {name} of {instruction.name} names no instruction "
+                    f"in computation {computation}",
+                    span,
+                )
+            )
 
 
 def _drop(computation: Computation, broken: set[Instruction]) -> set[Instruction]:
@@ -209,6 +332,7 @@ def _assemble(
     builder: ParseState,
     errors: list[HloidxError],
     drop_unresolved: bool = False,
+    verify: bool = True,
 ) -> HloModule:
     module = HloModule(
         name=header.name if header else SNIPPET_MODULE if is_snippet else "module",
@@ -216,6 +340,8 @@ def _assemble(
         source=source,
     )
     entries: list[Computation] = []
+    if is_snippet and len(computations) == 1 and len(computations[0].instructions) == 1:
+        _parameters_for_written_operands(computations[0], builder)
     for computation in computations:
         if computation.name in module.computations:
             where = computation.span
@@ -227,7 +353,7 @@ def _assemble(
             continue
         computation.module = module
         module.computations[computation.name] = computation
-        _link_computation(computation, builder, errors, drop_unresolved)
+        _link_computation(computation, builder, errors, drop_unresolved, verify)
         if computation.is_entry:
             entries.append(computation)
             if len(entries) == 2:
@@ -238,6 +364,17 @@ def _assemble(
                         computation.span,
                     )
                 )
+    if builder.shapeless:
+        from .shape_inference import infer_missing_shapes
+
+        shapeless = infer_missing_shapes(module, errors)
+        for computation in module.computations.values():
+            broken = {i for i in computation.instructions if i in shapeless}
+            # strict parses raise the errors; lenient ones drop what has no shape
+            if broken and any(i.is_root for i in _drop(computation, broken)):
+                builder.rootless.add(computation.name)
+    if verify and any(c.result_shape is not None for c in module.computations.values()):
+        _check_result_shapes(module, errors)
     if drop_unresolved and builder.rootless:
         _drop_callers(module, builder.rootless)
     if not entries and module.computations:
@@ -246,24 +383,24 @@ def _assemble(
         entries.append(last)
     module.entry = entries[0] if entries else None
 
-    if not is_snippet:
-        # A bare list of instructions cannot define computations, so its `to_apply=max` and
-        # the like stay unresolved on purpose (the seeds' snippets are written that way).
-        for computation in module.computations.values():
-            for instruction in computation.instructions:
-                for key, names in _called_names(instruction):
-                    if isinstance(names, HloidxError):
-                        errors.append(names.with_span(instruction.attribute_span(key)))
-                        continue
-                    for called in names:
-                        if called not in module.computations:
-                            errors.append(
-                                HloSemanticError(
-                                    f"{instruction.name} refers to computation {called} "
-                                    f"({key}=), which does not exist",
-                                    instruction.attribute_span(key),
-                                )
+    # A bare list of instructions cannot define computations, so its `to_apply=max` and the
+    # like stay unresolved on purpose (the seeds' snippets are written that way); the names
+    # must still be names (not a computation written inline, which hloidx does not read).
+    for computation in module.computations.values():
+        for instruction in computation.instructions:
+            for key, names in _called_names(instruction):
+                if isinstance(names, HloidxError):
+                    errors.append(names.with_span(instruction.attribute_span(key)))
+                    continue
+                for called in names:
+                    if called not in module.computations and not is_snippet:
+                        errors.append(
+                            HloSemanticError(
+                                f"{instruction.name} refers to computation {called} "
+                                f"({key}=), which does not exist",
+                                instruction.attribute_span(key),
                             )
+                        )
     return module
 
 

@@ -15,10 +15,10 @@ dimension labels.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from ..errors import HloSyntaxError
-from .ir import (
+from .attribute_types import (
+    AttributeOwner,
     ConvDimensionNumbers,
     DotDimensionNumbers,
     GatherDimensionNumbers,
@@ -27,9 +27,6 @@ from .ir import (
     SliceDim,
     WindowDim,
 )
-
-if TYPE_CHECKING:
-    from .ir import Instruction
 
 __all__ = [
     "dot_dimension_numbers",
@@ -271,7 +268,9 @@ def parse_dim_labels(text: str) -> ConvDimensionNumbers:
 # ---------------------------------------------------------------------------------------------
 
 
-def _list_attribute(instruction: Instruction, key: str, required: bool = False) -> tuple[int, ...]:
+def _list_attribute(
+    instruction: AttributeOwner, key: str, required: bool = False
+) -> tuple[int, ...]:
     if key not in instruction.attributes:
         if required:
             from ..errors import HloSemanticError
@@ -283,7 +282,7 @@ def _list_attribute(instruction: Instruction, key: str, required: bool = False) 
     return instruction._typed(key, "parse_int_list")
 
 
-def _int_attribute(instruction: Instruction, key: str) -> int:
+def _int_attribute(instruction: AttributeOwner, key: str) -> int:
     value = instruction._typed(key, "parse_int")
     if value is None:
         from ..errors import HloSemanticError
@@ -294,7 +293,7 @@ def _int_attribute(instruction: Instruction, key: str) -> int:
     return value
 
 
-def dot_dimension_numbers(instruction: Instruction) -> DotDimensionNumbers:
+def dot_dimension_numbers(instruction: AttributeOwner) -> DotDimensionNumbers:
     """From ``lhs_batch_dims``, ``rhs_batch_dims``, ``lhs_contracting_dims``,
     ``rhs_contracting_dims`` (each absent one is empty)."""
     return DotDimensionNumbers(
@@ -305,7 +304,7 @@ def dot_dimension_numbers(instruction: Instruction) -> DotDimensionNumbers:
     )
 
 
-def gather_dimension_numbers(instruction: Instruction) -> GatherDimensionNumbers:
+def gather_dimension_numbers(instruction: AttributeOwner) -> GatherDimensionNumbers:
     return GatherDimensionNumbers(
         offset_dims=_list_attribute(instruction, "offset_dims"),
         collapsed_slice_dims=_list_attribute(instruction, "collapsed_slice_dims"),
@@ -316,7 +315,7 @@ def gather_dimension_numbers(instruction: Instruction) -> GatherDimensionNumbers
     )
 
 
-def scatter_dimension_numbers(instruction: Instruction) -> ScatterDimensionNumbers:
+def scatter_dimension_numbers(instruction: AttributeOwner) -> ScatterDimensionNumbers:
     return ScatterDimensionNumbers(
         update_window_dims=_list_attribute(instruction, "update_window_dims"),
         inserted_window_dims=_list_attribute(instruction, "inserted_window_dims"),

@@ -24,6 +24,8 @@ from .shape_text import (
     MAX_TUPLE_DEPTH,
     _tuple_depth,
     literal_element_count,
+    literal_nests_as,
+    literal_value_error,
     parse_shape,
 )
 
@@ -56,6 +58,15 @@ def _attribute_regex() -> re.Pattern[str]:
     return re.compile(pattern[3:-2])
 
 
+class _Signature:
+    """A computation's signature; only its result shape is kept."""
+
+    __slots__ = ("result",)
+
+    def __init__(self, result: Shape) -> None:
+        self.result = result
+
+
 class _Builder(Transformer):
     """Lark calls these as it reduces; state is per parse (see :meth:`reset`)."""
 
@@ -72,6 +83,15 @@ class _Builder(Transformer):
         self.pending: dict[Instruction, _Pending] = {}
         #: lenient mode: computations whose ROOT was dropped (their callers go too)
         self.rootless: set[str] = set()
+        #: anonymous instructions written as operands, not yet claimed by their user
+        self.anonymous: list[Instruction] = []
+        #: instruction -> the anonymous instructions written inside it (they precede it)
+        self.nested_before: dict[Instruction, list[Instruction]] = {}
+        self.anonymous_names: dict[str, int] = {}
+        #: some instruction is written without its shape: the assembly infers it
+        self.shapeless = False
+        #: offset of an operand name -> the shape written before it (`f32[2] %x`)
+        self.typed_operands: dict[int, Any] = {}
 
     # -- helpers -----------------------------------------------------------------------------
     def span_of(self, token: Token, end: int | None = None) -> Span:
@@ -112,23 +132,62 @@ class _Builder(Transformer):
 
     # -- instructions ------------------------------------------------------------------------------
     def typed_operand(self, children: list[Any]) -> Token:
-        return children[-1]  # the inline shape is XLA's redundant spelling; the producer's wins
+        # XLA's redundant spelling: kept to check it against the producer's shape
+        shape, name = children[0], children[-1]
+        self.typed_operands[name.start_pos] = shape
+        return name
 
     def instruction(self, children: list[Any]) -> Instruction:
         first = children[0]
         if first.type == "ROOT":
             root_token: Token | None = first
-            name_token, shape, call = children[1:4]
-            index = 4
+            index = 1
         else:
             root_token = None
-            name_token, shape, call = children[0:3]
-            index = 3
-        args: list[Token] = []
+            index = 0
+        name_token = children[index]
+        name = str(name_token)
+        name = name[: name.index("=")].rstrip()  # DEFINED_NAME is `name = `
+        if name[0] == "%":
+            name = name[1:]
+        instruction = self._build(name, name_token, root_token, children, index + 1)
+        if self.anonymous:  # written in place of operands: they come first
+            self.nested_before[instruction] = self.anonymous
+            self.anonymous = []
+        return instruction
+
+    def nested_instruction(self, children: list[Any]) -> Instruction:
+        """An anonymous instruction written as an operand: ``multiply(x, y)`` inside ``add``;
+        named as XLA names it (``multiply.anon``, ``multiply.anon.1``, ...)."""
+        call = children[1]
+        opcode = str(call)[: str(call).index("(")].rstrip()
+        count = self.anonymous_names.get(opcode, 0)
+        self.anonymous_names[opcode] = count + 1
+        name = f"{opcode}.anon" + (f".{count}" if count else "")
+        first = children[0] if isinstance(children[0], Token) else call
+        instruction = self._build(name, first, None, [None, *children], 1)
+        self.anonymous.append(instruction)
+        return instruction
+
+    def _build(
+        self,
+        name: str,
+        name_token: Token,
+        root_token: Token | None,
+        children: list[Any],
+        index: int,
+    ) -> Instruction:
+        """``children[index:]`` is ``[shape] CALL args... RPAR [ATTRIBUTES]``."""
+        shape, call = children[index : index + 2]
+        index += 2
+        args: list[Any] = []
         while True:
             child = children[index]
             index += 1
             if child is None:
+                continue
+            if type(child) is Instruction:
+                args.append(child)
                 continue
             if child.type == "RPAR":
                 rpar = child
@@ -136,6 +195,8 @@ class _Builder(Transformer):
             args.append(child)
         if type(shape) is Token:
             shape = self.located_shape(str(shape), shape)
+        elif shape is None:
+            self.shapeless = True
         call_text = str(call)
         paren = call_text.index("(")
         opcode = call_text[:paren].rstrip()
@@ -143,14 +204,10 @@ class _Builder(Transformer):
         offsets: dict[str, int] = {}
         end = rpar.end_pos
         base = self.base
-        token = children[index]
+        token = children[index] if index < len(children) else None
         if token is not None:
             self._split_attributes(token, attributes, offsets)
             end = token.end_pos
-        name = str(name_token)
-        name = name[: name.index("=")].rstrip()  # DEFINED_NAME is `name = `
-        if name[0] == "%":
-            name = name[1:]
         instruction = Instruction(
             name=name,
             opcode=opcode,
@@ -161,16 +218,28 @@ class _Builder(Transformer):
             is_root=root_token is not None,
         )
         operands: list[tuple[str, int, int]] = []
+        typed: dict[int, Shape] | None = None
         if opcode in LITERAL_OPCODES:
             # Tokens for the error spans, built only here: most instructions take operands.
             at = call.start_pos
             opcode_token = Token("NAME", opcode, start_pos=at, end_pos=at + len(opcode))
             lpar = Token("LPAR", "(", start_pos=at + paren, end_pos=at + paren + 1)
             instruction.literal = self.text[lpar.end_pos + base : rpar.start_pos + base].strip()
-            self._check_literal(instruction, opcode_token, lpar)
+            if shape is not None:  # else the shape inference asks for it, located
+                self._check_literal(instruction, opcode_token, lpar)
         else:
             for token in args:
-                if token.type == "NAME":
+                if type(token) is Instruction:
+                    span = token.span
+                    operands.append((token.name, span.start, span.end))
+                elif token.type == "NAME":
+                    if self.typed_operands:
+                        written = self.typed_operands.pop(token.start_pos, None)
+                        if written is not None:
+                            if type(written) is Token:
+                                written = self.located_shape(str(written), written)
+                            typed = typed or {}
+                            typed[len(operands)] = written
                     operand = str(token)
                     operands.append(
                         (
@@ -187,7 +256,7 @@ class _Builder(Transformer):
                         token,
                     )
         self.pending[instruction] = _Pending(
-            operands, root_token.start_pos + base if root_token is not None else None
+            operands, root_token.start_pos + base if root_token is not None else None, typed
         )
         return instruction
 
@@ -215,6 +284,7 @@ class _Builder(Transformer):
 
     def _check_literal(self, instruction: Instruction, opcode_token: Token, lpar: Token) -> None:
         literal = instruction.literal or ""
+        shape = instruction.shape
         raw = self.text[lpar.end_pos + self.base : lpar.end_pos + self.base + len(literal) + 64]
         start = lpar.end_pos + len(raw) - len(raw.lstrip())  # the literal may follow spaces
         where = Token("LITERAL", literal, start_pos=start, end_pos=start + len(literal))
@@ -226,12 +296,15 @@ class _Builder(Transformer):
                     where if literal else opcode_token,
                 )
             return
-        shape = instruction.shape
         if not literal:
             self.error(HloSyntaxError, "a constant needs a literal value", opcode_token)
             return
         if not shape.is_array or shape.dynamic or "..." in literal:
             return  # tuple literals, dynamic shapes and elided `{...}` are not counted
+        problem = literal_value_error(literal, shape.element_type)
+        if problem is not None:
+            self.error(HloSemanticError, f"constant literal: {problem}", where)
+            return
         count = literal_element_count(literal)
         expected = shape.num_elements()
         if count != expected and count != 1:  # XLA broadcasts a lone scalar to the shape
@@ -239,6 +312,13 @@ class _Builder(Transformer):
                 HloSemanticError,
                 f"constant literal has {count} element{'s' if count != 1 else ''} but "
                 f"its shape {shape} has {expected}",
+                where,
+            )
+        elif count == expected != 1 and not literal_nests_as(literal, shape.dims):
+            self.error(
+                HloSemanticError,
+                f"constant literal's braces do not nest as its shape {shape} (one level of "
+                "braces per dimension, e.g. { {1, 2}, {3, 4} } for [2,2])",
                 where,
             )
 
@@ -249,8 +329,11 @@ class _Builder(Transformer):
     def param_decl(self, children: list[Any]) -> None:
         return None
 
-    def signature(self, children: list[Any]) -> str:
-        return "signature"
+    def signature(self, children: list[Any]) -> _Signature:
+        shape = children[-1]
+        if type(shape) is Token:
+            shape = self.located_shape(str(shape), shape)
+        return _Signature(shape)
 
     def computation(self, children: list[Any]) -> Computation:
         is_entry = False
@@ -259,7 +342,7 @@ class _Builder(Transformer):
             is_entry = True
             index = 1
         name_token = children[index]
-        instructions = [c for c in children[index + 1 :] if isinstance(c, Instruction)]
+        instructions = self._with_nested(children[index + 1 :])
         name = str(name_token)
         if name[0] == "%":
             name = name[1:]
@@ -274,13 +357,27 @@ class _Builder(Transformer):
             is_entry=is_entry,
             span=self.span_of(name_token, end),
         )
+        signature = children[index + 1]
+        if type(signature) is _Signature:
+            computation.result_shape = signature.result
         return computation
 
     def computations(self, children: list[Computation]) -> _Body:
         return _Body(list(children), is_snippet=False)
 
+    def _with_nested(self, children: list[Any]) -> list[Instruction]:
+        """The instructions of a body, each preceded by those written inside it."""
+        instructions = []
+        nested = self.nested_before
+        for child in children:
+            if isinstance(child, Instruction):
+                if nested and child in nested:
+                    instructions.extend(nested[child])
+                instructions.append(child)
+        return instructions
+
     def snippet(self, children: list[Instruction]) -> _Body:
-        instructions = list(children)
+        instructions = self._with_nested(children)
         first = instructions[0].span
         last = instructions[-1].span
         span = Span(self.source, first.start, last.end) if first and last else None
@@ -291,7 +388,7 @@ class _Builder(Transformer):
 
     # -- module ----------------------------------------------------------------------------------
     def header(self, children: list[Any]) -> _Header:
-        name = str(children[0])
+        name = str(children[0]).rstrip(":")
         attributes: dict[str, str] = {}
         if children[1] is not None:
             self._split_attributes(children[1], attributes, {})

@@ -14,8 +14,34 @@ from functools import cached_property
 from math import prod
 from typing import TYPE_CHECKING, Any
 
+from .attribute_types import (
+    ConvDimensionNumbers,
+    DotDimensionNumbers,
+    GatherDimensionNumbers,
+    PaddingDim,
+    ScatterDimensionNumbers,
+    SliceDim,
+    WindowDim,
+)
+
 if TYPE_CHECKING:
     from ..source import Source, Span
+
+__all__ = [
+    "CALL_ATTRIBUTES",
+    "Computation",
+    "ConvDimensionNumbers",
+    "DotDimensionNumbers",
+    "GatherDimensionNumbers",
+    "HloModule",
+    "Instruction",
+    "Layout",
+    "PaddingDim",
+    "ScatterDimensionNumbers",
+    "Shape",
+    "SliceDim",
+    "WindowDim",
+]
 
 
 # ---------------------------------------------------------------------------
@@ -118,74 +144,6 @@ _SHAPE_FIELDS = ("element_type", "dims", "dynamic", "layout", "tuple_shapes")
 # ---------------------------------------------------------------------------
 # Typed attribute values
 # ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SliceDim:
-    start: int
-    limit: int
-    stride: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class PaddingDim:
-    low: int
-    high: int
-    interior: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class WindowDim:
-    size: int
-    stride: int = 1
-    pad_low: int = 0
-    pad_high: int = 0
-    base_dilation: int = 1  # lhs_dilate
-    window_dilation: int = 1  # rhs_dilate
-    reversal: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class DotDimensionNumbers:
-    lhs_batch: tuple[int, ...] = ()
-    rhs_batch: tuple[int, ...] = ()
-    lhs_contracting: tuple[int, ...] = ()
-    rhs_contracting: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ConvDimensionNumbers:
-    """From ``dim_labels=b01f_01io->b01f``: which dimension of each tensor plays which role."""
-
-    input_batch: int
-    input_feature: int
-    input_spatial: tuple[int, ...]
-    kernel_input_feature: int
-    kernel_output_feature: int
-    kernel_spatial: tuple[int, ...]
-    output_batch: int
-    output_feature: int
-    output_spatial: tuple[int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class GatherDimensionNumbers:
-    offset_dims: tuple[int, ...]
-    collapsed_slice_dims: tuple[int, ...]
-    start_index_map: tuple[int, ...]
-    index_vector_dim: int
-    operand_batching_dims: tuple[int, ...] = ()
-    start_indices_batching_dims: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ScatterDimensionNumbers:
-    update_window_dims: tuple[int, ...]
-    inserted_window_dims: tuple[int, ...]
-    scatter_dims_to_operand_dims: tuple[int, ...]
-    index_vector_dim: int
-    input_batching_dims: tuple[int, ...] = ()
-    scatter_indices_batching_dims: tuple[int, ...] = ()
 
 
 #: Attributes naming called computations, in the order they are resolved.
@@ -402,6 +360,8 @@ class Computation:
     is_entry: bool = False
     span: Span | None = None
     module: HloModule | None = field(default=None, repr=False)
+    #: the result shape its signature declares (`... -> f32[2]`), when it has one
+    result_shape: Shape | None = field(default=None, repr=False)
 
     def __hash__(self) -> int:
         return id(self)

@@ -35,7 +35,13 @@ from .assembly import (
     _Pending,
 )
 from .ir import Computation, Instruction, Shape
-from .shape_text import MAX_TUPLE_DEPTH, literal_element_count, parse_shape
+from .shape_text import (
+    MAX_TUPLE_DEPTH,
+    literal_element_count,
+    literal_nests_as,
+    literal_value_error,
+    parse_shape,
+)
 
 _NAME = r"%?[A-Za-z_][\w.\-]*"
 _ELEMENT_TYPE = (
@@ -68,7 +74,25 @@ _BARE = (
     r"|\((?:[^()]++|\((?:[^()]++|\([^()]*+\))*+\))*+\))++"
 )
 #: One `, key=value` (the grammar's ATTRIBUTE); ATTRIBUTES is a run of them.
-ATTRIBUTE = r"\s*,\s*[A-Za-z_][\w.\-]*\s*=\s*(?:" + _BLOB + "|" + _STRING + "|" + _BARE + ")"
+# A value of several parts: adjacent ones (`s32[2]{0}`), then after blanks a braced part, a
+# parenthesised pair or a number (`literal=s32[2]{0} {1, 2}`, `mesh['a'=2] {'a'}`).
+_NEXT_PART = (
+    "(?:[ \t]+(?:" + _BLOB + r"|\([^()]*\)|[-+]?(?:\d|\.\d|inf|nan)[^\s,{}()\[\]" + '"' + "]*+))*"
+)
+ATTRIBUTE = (
+    r"\s*,\s*[A-Za-z_][\w.\-]*\s*=\s*(?:"
+    + _BLOB
+    + "|"
+    + _STRING
+    + "|"
+    + _BARE
+    + ")(?:(?:"
+    + _BLOB
+    + "|"
+    + _BARE
+    + "))*"
+    + _NEXT_PART
+)
 _NUMBER = (
     r"[-+]?(?:0x[0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
     r"|[-+](?:inf|nan(?:\(0x[0-9a-fA-F]+\))?)"
@@ -83,7 +107,11 @@ _CALL = re.compile(r"[ \t]*([A-Za-z_][\w.\-]*)[ \t]*\(")
 # The common operand list: names and commas up to the closing parenthesis.
 _PLAIN_OPERANDS = re.compile(r"[ \t]*(?:" + _NAME + r"(?:[ \t]*,[ \t]*" + _NAME + r")*)?[ \t]*\)")
 _OPERAND_NAME = re.compile(_NAME)
-_LITERAL = re.compile(r"[ \t]*(?:" + _BLOB + "|" + _NUMBER + "|" + _NAME + r")[ \t]*\)")
+# A tuple or complex literal, `( {1}, {2} )`, `(0, 0)`: the grammar's PAREN_LITERAL.
+_PAREN_LITERAL = r"\(\s*[^\s()\[\]](?:[^()\[\]]|\([^()\[\]]*\))*\)"
+_LITERAL = re.compile(
+    r"[ \t]*(?:" + _BLOB + "|" + _NUMBER + "|" + _NAME + "|" + _PAREN_LITERAL + r")[ \t]*\)"
+)
 _ATTRIBUTES = re.compile("(?:" + ATTRIBUTE + ")+")
 _ONE_ATTRIBUTE = re.compile(ATTRIBUTE)
 # What may end a line after its last token: blanks and a `//` comment (the grammar ignores both).
@@ -117,17 +145,20 @@ class Declined(Exception):
 class LineParseState:
     """What the assembly needs from a parse (see :class:`.assembly.ParseState`)."""
 
-    __slots__ = ("errors", "pending", "rootless", "source")
+    __slots__ = ("errors", "pending", "rootless", "shapeless", "source")
 
     def __init__(self, source: Source) -> None:
         self.source = source
         self.errors: list[Any] = []
         self.pending: dict[Instruction, _Pending] = {}
         self.rootless: set[str] = set()
+        self.shapeless = False  # this parser declines an instruction without its shape
 
 
 def parse_lines(text: str, source: Source) -> tuple[tuple[_Header | None, _Body], Any] | None:
     """``((header, body), state)`` as the grammar's builder would give them, or None."""
+    if "\r" in text and text.count("\r") != text.count("\r\n"):
+        return None  # lines ended by a lone CR (old Mac files): the grammar reads them
     try:
         return _LineParser(text, source).module()
     except (Declined, HloidxError):  # a malformed number in a shape: the grammar locates it
@@ -209,8 +240,9 @@ class _LineParser:
         if match is None or match.group(2) in _KEYWORDS:
             raise Declined
         position = match.end()
+        result_shape = None
         if position < end and text[position] == "(":
-            position = self._signature(position, end)
+            position, result_shape = self._signature(position, end)
         if _BODY_OPEN.fullmatch(text, position, end) is None:
             raise Declined
         self.at += 1
@@ -243,10 +275,11 @@ class _LineParser:
             instructions=instructions,
             is_entry=match.group(1) is not None,
             span=Span(self.source, name_start, instructions[-1].span.end),
+            result_shape=result_shape,
         )
 
-    def _signature(self, position: int, end: int) -> int:
-        """Past `(p: shape, ...) -> shape` (read only to be checked: nothing is kept)."""
+    def _signature(self, position: int, end: int) -> tuple[int, Shape]:
+        """Past `(p: shape, ...) -> shape`, and the result shape (the rest is not kept)."""
         text = self.text
 
         def parameter(at: int) -> int:
@@ -259,7 +292,8 @@ class _LineParser:
         arrow = _ARROW.match(text, position, end)
         if arrow is None:
             raise Declined
-        return self._shape(arrow.end(), end, 0)[1]
+        shape, after = self._shape(arrow.end(), end, 0)
+        return after, shape
 
     def _list(self, position: int, end: int, item: Any) -> int:
         """Items separated by commas up to `)` (the `(` already read), as the grammar's
@@ -336,6 +370,7 @@ class _LineParser:
         lpar_end = call.end()
         operands: list[tuple[str, int, int]] = []
         literal = None
+        typed: dict[int, Shape] | None = None
         if opcode in LITERAL_OPCODES:
             found = _LITERAL.match(text, lpar_end, end)
             if found is None:
@@ -352,7 +387,8 @@ class _LineParser:
                         (value[1:] if value[0] == "%" else value, operand.start(), operand.end())
                     )
             else:
-                rpar_end = self._operands(lpar_end, end, operands)
+                typed = {}
+                rpar_end = self._operands(lpar_end, end, operands, typed)
         attributes: dict[str, str] = {}
         offsets: dict[str, int] = {}
         stop = self._attributes(rpar_end, end, attributes, offsets)
@@ -372,17 +408,27 @@ class _LineParser:
             instruction.literal = literal
             if not _literal_accepted(opcode, literal, shape):
                 raise Declined  # the grammar's builder reports it
-        self.state.pending[instruction] = _Pending(operands, head.start(1) if root else None)
+        self.state.pending[instruction] = _Pending(
+            operands, head.start(1) if root else None, typed or None
+        )
         return instruction
 
-    def _operands(self, position: int, end: int, operands: list[tuple[str, int, int]]) -> int:
-        """Operands with XLA's `/*index=N*/` comments or inline shapes (`f32[2] %p`); the
-        offset after the closing parenthesis."""
+    def _operands(
+        self,
+        position: int,
+        end: int,
+        operands: list[tuple[str, int, int]],
+        typed: dict[int, Shape],
+    ) -> int:
+        """Operands with XLA's `/*index=N*/` comments or inline shapes (`f32[2] %p`, kept in
+        ``typed`` by operand position to be checked); the offset after the parenthesis."""
         text = self.text
 
         def operand(at: int) -> int:
+            if at >= end:
+                raise Declined  # the line (or the file) ends inside the operand list
             if text[at] == "(" or _ARRAY.match(text, at, end) is not None:
-                at = self._shape(at, end, 0)[1]  # an inline shape: the producer's wins
+                typed[len(operands)], at = self._shape(at, end, 0)
             found = _GAP_NAME.match(text, at, end)
             if found is None:
                 raise Declined
@@ -426,5 +472,10 @@ def _literal_accepted(opcode: str, literal: str, shape: Shape) -> bool:
         return False
     if not shape.is_array or shape.dynamic or "..." in literal:
         return True
+    if literal_value_error(literal, shape.element_type) is not None:
+        return False
     count = literal_element_count(literal)
-    return count == shape.num_elements() or count == 1
+    expected = shape.num_elements()
+    if count == expected != 1:
+        return literal_nests_as(literal, shape.dims)
+    return count == expected or count == 1

@@ -1,9 +1,10 @@
-"""The registry of per-opcode indexing rules and the result types they produce.
+"""Per-opcode indexing rules: the entry point the analysis uses.
 
 A rule is a function of one instruction (its opcode, shapes, attributes and, for runtime
 variables, its operands' producers). Rules live in the modules of :mod:`hloidx.hlo.rules`
-and register themselves here with :func:`output_to_input_rule` /
-:func:`input_to_output_rule`. Looking up an opcode with no rule raises
+and register themselves in :mod:`.rule_registry` with :func:`output_to_input_rule` /
+:func:`input_to_output_rule`; this module loads those families, then looks up there (so the
+families never import this module). Looking up an opcode with no rule raises
 :class:`UnsupportedOpError`: an op we cannot analyse says so, it is never silently wrong.
 
 Conventions every rule follows:
@@ -23,126 +24,65 @@ Conventions every rule follows:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..errors import UnsupportedOpError
-from ..maps.indexing_map import IndexingMap
-from .ir import Instruction
-from .opcodes import async_sugar
+from . import rule_registry
+from .rule_registry import (
+    IndexingTable,
+    OperandIndexing,
+    Rule,
+    RuntimeVar,
+    input_to_output_rule,
+    output_to_input_rule,
+)
 
+if TYPE_CHECKING:
+    from .ir import Instruction
 
-@dataclass(frozen=True)
-class RuntimeVar:
-    """What a runtime variable stands for: a value read from ``producer`` at ``map``."""
-
-    producer: Instruction
-    map: IndexingMap
-    #: what XLA does to the value before use, e.g. "clamp to [0, 26]" (display only)
-    note: str = ""
-
-    def producer_text(self) -> str:
-        """The producer as XLA names it: ``of1 = s32[] parameter(1)``."""
-        p = self.producer
-        literal = f"({p.literal})" if p.literal is not None else ""
-        return f"{p.name} = {p.shape} {p.opcode}{literal}"
-
-
-@dataclass(frozen=True)
-class OperandIndexing:
-    maps: tuple[IndexingMap, ...]
-    exact: bool = True
-    runtime_vars: tuple[RuntimeVar, ...] = ()
-    notes: tuple[str, ...] = field(default=())
-    #: collectives: output index -> position (in its replica group) of the replica whose
-    #: copy of the operand is read (XLA's replica id map of all-gather); None otherwise
-    replica_id_map: IndexingMap | None = None
-    #: for a tuple-shaped operand: the element the maps index (a *-done reads one element of
-    #: its *-start's tuple); None for an array operand, or element 0
-    element: int | None = None
-
-    @staticmethod
-    def of(
-        *maps: IndexingMap,
-        exact: bool = True,
-        runtime_vars: tuple[RuntimeVar, ...] = (),
-        notes: tuple[str, ...] = (),
-    ) -> OperandIndexing:
-        return OperandIndexing(tuple(maps), exact, runtime_vars, notes)
-
-
-#: result[output_id][operand_id] (output-to-input) or result[operand_id][output_id]
-IndexingTable = list[list[OperandIndexing]]
-Rule = Callable[[Instruction], IndexingTable]
-
-_OUTPUT_TO_INPUT: dict[str, Rule] = {}
-_INPUT_TO_OUTPUT: dict[str, Rule] = {}
-
-
-def output_to_input_rule(*opcodes: str) -> Callable[[Rule], Rule]:
-    def register(fn: Rule) -> Rule:
-        for opcode in opcodes:
-            _OUTPUT_TO_INPUT[opcode] = fn
-        return fn
-
-    return register
-
-
-def input_to_output_rule(*opcodes: str) -> Callable[[Rule], Rule]:
-    def register(fn: Rule) -> Rule:
-        for opcode in opcodes:
-            _INPUT_TO_OUTPUT[opcode] = fn
-        return fn
-
-    return register
+__all__ = [
+    "IndexingTable",
+    "OperandIndexing",
+    "Rule",
+    "RuntimeVar",
+    "UnsupportedOpError",
+    "has_input_to_output_rule",
+    "has_output_to_input_rule",
+    "input_to_output",
+    "input_to_output_rule",
+    "output_to_input",
+    "output_to_input_rule",
+    "supported_opcodes",
+]
 
 
 def _load_rules() -> None:
-    # Importing the rule modules registers their rules.
+    # Importing the rule families registers their rules in the registry.
     from . import rules  # noqa: F401
-
-
-def _rule(table: dict[str, Rule], opcode: str) -> Rule | None:
-    rule = table.get(opcode)
-    if rule is None:
-        sugar = async_sugar(opcode)  # reduce-scatter-start: the rule of async-start
-        if sugar is not None:
-            rule = table.get(f"async-{sugar[1]}")
-    return rule
 
 
 def has_output_to_input_rule(opcode: str) -> bool:
     _load_rules()
-    return _rule(_OUTPUT_TO_INPUT, opcode) is not None
+    return rule_registry.has_output_to_input_rule(opcode)
 
 
 def has_input_to_output_rule(opcode: str) -> bool:
     _load_rules()
-    return _rule(_INPUT_TO_OUTPUT, opcode) is not None
+    return rule_registry.has_input_to_output_rule(opcode)
 
 
 def output_to_input(instr: Instruction) -> IndexingTable:
     """``[output_id][operand_id]`` maps from the instruction's output to each operand."""
     _load_rules()
-    rule = _rule(_OUTPUT_TO_INPUT, instr.opcode)
-    if rule is None:
-        raise UnsupportedOpError(
-            f"unknown indexing: no output-to-input rule for {instr.opcode}", instr.span
-        )
-    return rule(instr)
+    return rule_registry.output_to_input(instr)
 
 
 def input_to_output(instr: Instruction) -> IndexingTable:
     """``[operand_id][output_id]`` maps from each operand to the instruction's output."""
     _load_rules()
-    rule = _rule(_INPUT_TO_OUTPUT, instr.opcode)
-    if rule is None:
-        raise UnsupportedOpError(
-            f"unknown indexing: no input-to-output rule for {instr.opcode}", instr.span
-        )
-    return rule(instr)
+    return rule_registry.input_to_output(instr)
 
 
 def supported_opcodes() -> tuple[list[str], list[str]]:
     _load_rules()
-    return sorted(_OUTPUT_TO_INPUT), sorted(_INPUT_TO_OUTPUT)
+    return rule_registry.supported_opcodes()

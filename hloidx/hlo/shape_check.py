@@ -14,6 +14,7 @@ import re
 
 from ..errors import HloidxError, HloSemanticError
 from ..source import Span
+from .async_rules import async_phase, check_async, shared_wrapped_computations
 from .ir import HloModule, Instruction
 from .opcodes import XLA_OPCODES, async_sugar
 from .shape_rules import RULES
@@ -53,6 +54,12 @@ def check_instruction(instr: Instruction) -> HloSemanticError | None:
             _opcode_span(instr),
         )
     rule = RULES.get(instr.opcode)
+    if (
+        rule is None
+        and instr.opcode.endswith(("-start", "-update", "-done"))
+        and async_phase(instr.opcode) is not None
+    ):
+        rule = check_async
     if rule is None:
         return None
     try:
@@ -82,4 +89,6 @@ def check_module(module: HloModule) -> list[tuple[Instruction, HloSemanticError]
             if error is not None:
                 broken.add(id(instr))
                 found.append((instr, error))
+    for instr, message in shared_wrapped_computations(module):
+        found.append((instr, HloSemanticError(message, instr.attribute_span("calls"))))
     return found

@@ -431,6 +431,25 @@ def _reverse(instr: Instruction) -> Problem | None:
     return _expect(instr, src, "the operand's shape")
 
 
+def _in_place(instr: Instruction) -> Problem | None:
+    """The in-place collective-permute, ``(input, output, input_starts, output_starts)``: the
+    result is the output buffer, operand 1 (XLA's ``CollectivePermuteInPlaceUpdate`` tests)."""
+    out = _dims(instr.operands[1].shape)
+    return None if out is None else _expect(instr, out, "the output buffer's shape (operand 1)")
+
+
+def _conditional(instr: Instruction) -> Problem | None:
+    """A pred[] selector takes true/false computations, an s32[] one branch computations."""
+    selector, keys = instr.operands[0].shape, instr.attributes.keys()
+    if not selector.is_array or selector.dims or selector.element_type not in ("pred", "s32"):
+        return (f"{instr.name}: the first operand must be a scalar of PRED or S32", None)
+    if selector.element_type == "pred" and not {"true_computation", "false_computation"} <= keys:
+        return (f"{instr.name}: a PRED selector needs true_computation and false_computation", None)
+    if selector.element_type == "s32" and "branch_computations" not in keys:
+        return (f"{instr.name}: an S32 selector needs branch_computations", None)
+    return None
+
+
 def _iota(instr: Instruction) -> Problem | None:
     out = _dims(instr.shape)
     d = instr.iota_dimension
@@ -551,6 +570,10 @@ RULES: dict[str, Callable[[Instruction], Problem | None]] = {
     "all-gather": _all_gather,
     "all-gather-start": _all_gather,
     "all-reduce": _same_as_operand,
-    "collective-permute": _same_as_operand,
+    "conditional": _conditional,
+    "infeed": lambda i: (
+        None if i.shape.is_tuple else (f"{i.name}: infeed needs a tuple shape", None)
+    ),
+    "collective-permute": lambda i: _same_as_operand(i) if len(i.operands) < 4 else _in_place(i),
     "sort": lambda i: _same_as_operand(i) if len(i.operands) == 1 else None,
 }

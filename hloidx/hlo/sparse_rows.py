@@ -19,7 +19,7 @@ import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
-from .op_rules import IndexingTable, OperandIndexing
+from .rule_registry import IndexingTable, OperandIndexing
 
 #: the cell of an operand an output does not read at all (an empty union of maps)
 NO_READS = OperandIndexing(())

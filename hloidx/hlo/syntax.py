@@ -106,8 +106,12 @@ _whole_lines = parse_lines
 # ---------------------------------------------------------------------------------------------
 
 
-def _run(text: str, source: Source, start: str, base: int) -> tuple[Any, Any]:
-    """Parse ``text`` (a piece of ``source`` beginning at ``base``) from rule ``start``.
+def _run(
+    text: str, source: Source, start: str, base: int, anonymous: dict[str, int] | None = None
+) -> tuple[Any, Any]:
+    """Parse ``text`` (a piece of ``source`` beginning at ``base``) from rule ``start``;
+    ``anonymous`` counts the anonymous instructions named so far (pieces of one text share it,
+    so that two pieces never name two instructions `add.anon`).
 
     Must be called with ``_LOCK`` held: the builder's per-parse state is shared.
     """
@@ -123,12 +127,16 @@ def _run(text: str, source: Source, start: str, base: int) -> tuple[Any, Any]:
 
         lark, builder = _parser()
         builder.reset(source, base)
+        if anonymous is not None:
+            builder.anonymous_names = anonymous
         fast = _fast_parser()
         if fast is not None:
             try:
                 return fast.parse(text, start), builder
             except _Fallback:
                 builder.reset(source, base)  # drop what the fast path built
+                if anonymous is not None:
+                    builder.anonymous_names = anonymous
         # Outside the handler, so that errors raised here do not chain to _Fallback.
         result = _parse_exactly(lark, text, start, source, base)
     finally:
@@ -159,7 +167,9 @@ def parse_hlo(text: str, name: str = "<string>", *, verify: bool = True) -> HloM
     with _LOCK:
         (header, body), builder = _run(text, source, "start", 0)
         errors = list(builder.errors)
-        module = _assemble(header, body.computations, body.is_snippet, source, builder, errors)
+        module = _assemble(
+            header, body.computations, body.is_snippet, source, builder, errors, verify=verify
+        )
         builder.pending = {}
     if verify and not errors:
         _check_shapes(module, errors, drop=False)
@@ -170,10 +180,12 @@ def parse_hlo(text: str, name: str = "<string>", *, verify: bool = True) -> HloM
 
 # -- lenient parsing ------------------------------------------------------------------------------
 
-# `name = shape ...` at the start of a line; the shape check keeps attribute lines such as
-# `  left_side=true,` (XLA's tests split long instructions) from looking like instructions.
+# `name = shape ...` or `name = opcode(` (shape inferred) at the start of a line; requiring one
+# keeps attribute lines such as `  left_side=true,` (XLA's tests split long instructions) from
+# looking like instructions.
 _INSTRUCTION_START = re.compile(
-    r"^[ \t]*(?:ROOT[ \t]+)?%?[A-Za-z_][\w.\-]*[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*[ \t]*\[)",
+    r"^[ \t]*(?:ROOT[ \t]+)?%?[A-Za-z_][\w.\-]*[ \t]*=[ \t]*"
+    r"(?:\(|[a-z][a-z0-9]*[ \t]*\[|[a-z][\w.\-]*[ \t]*\()",
     re.MULTILINE,
 )
 _CONTINUED = re.compile(r",[ \t\r\n]*\Z")
@@ -185,6 +197,9 @@ _COMPUTATION_START = re.compile(
 _COMPUTATION_END = re.compile(r"^[ \t]*\}[ \t\r]*(?:,.*)?$", re.MULTILINE)
 
 
+_NAME_START = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?[A-Za-z_]")
+
+
 def _instruction_starts(text: str, begin: int, stop: int) -> list[int]:
     """Offsets of the lines that open an instruction (not continuing the line before)."""
     starts = []
@@ -192,6 +207,17 @@ def _instruction_starts(text: str, begin: int, stop: int) -> list[int]:
         before = text[max(begin, match.start() - 200) : match.start()]
         if not _CONTINUED.search(before):
             starts.append(match.start())
+    # A file cut off inside an instruction's first line (`p1 = f32[10] add(p0,`): that line
+    # is a piece of its own, so the cut costs no more than that instruction.
+    last = text.rfind("\n", begin, stop) + 1
+    if (
+        stop == len(text)
+        and last > begin
+        and (not starts or last > starts[-1])
+        and _NAME_START.match(text, last)
+        and not text[begin:last].rstrip().endswith((",", "{", "(", "["))
+    ):
+        starts.append(last)
     return starts
 
 
@@ -209,7 +235,7 @@ def parse_hlo_lenient(
         try:
             (header, body), builder = _run(text, source, "start", 0)
         except HloSyntaxError as first:
-            module, errors = _recover(text, source)
+            module, errors = _recover(text, source, verify)
             # The pieces re-find the syntax errors, each at its own instruction; the whole
             # parse's error is kept only when no piece holds it (say, text between computations).
             if not any(isinstance(e, HloSyntaxError) for e in errors):
@@ -227,6 +253,7 @@ def parse_hlo_lenient(
             builder,
             errors,
             drop_unresolved=True,
+            verify=verify,
         )
         builder.pending = {}
     if verify:
@@ -289,7 +316,9 @@ def _recover_header(
         return _Header(name[1:] if name.startswith("%") else name, {})
 
 
-def _recover(text: str, source: Source) -> tuple[HloModule | None, list[HloidxError]]:
+def _recover(
+    text: str, source: Source, verify: bool = True
+) -> tuple[HloModule | None, list[HloidxError]]:
     """Piecewise parse (with ``_LOCK`` held)."""
     from .hlo_builder import _parser
 
@@ -309,6 +338,8 @@ def _recover(text: str, source: Source) -> tuple[HloModule | None, list[HloidxEr
 
     computations: list[Computation] = []
     rootless: set[str] = set()
+    shapeless = False
+    anonymous: dict[str, int] = {}
     for comp_name, is_entry, _, begin, stop in blocks:
         starts = _instruction_starts(text, begin, stop)
         instructions: list[Instruction] = []
@@ -316,7 +347,9 @@ def _recover(text: str, source: Source) -> tuple[HloModule | None, list[HloidxEr
             piece_end = starts[i + 1] if i + 1 < len(starts) else stop
             piece = text[piece_start:piece_end]
             try:
-                instruction, piece_builder = _run(piece, source, "lone_instruction", piece_start)
+                instruction, piece_builder = _run(
+                    piece, source, "lone_instruction", piece_start, anonymous
+                )
             except HloSyntaxError as error:
                 errors.append(error)
                 if piece.lstrip().startswith("ROOT"):
@@ -324,6 +357,8 @@ def _recover(text: str, source: Source) -> tuple[HloModule | None, list[HloidxEr
                 continue
             errors.extend(piece_builder.errors)
             pending.update(piece_builder.pending)
+            shapeless = shapeless or piece_builder.shapeless
+            instructions.extend(piece_builder.nested_before.get(instruction, ()))
             instructions.append(instruction)
         if instructions:
             first, last = instructions[0].span, instructions[-1].span
@@ -334,8 +369,16 @@ def _recover(text: str, source: Source) -> tuple[HloModule | None, list[HloidxEr
     builder.reset(source, 0)
     builder.pending = pending
     builder.rootless = rootless
+    builder.shapeless = shapeless
     module = _assemble(
-        header, computations, is_snippet, source, builder, errors, drop_unresolved=True
+        header,
+        computations,
+        is_snippet,
+        source,
+        builder,
+        errors,
+        drop_unresolved=True,
+        verify=verify,
     )
     builder.pending = {}
     return module, errors

@@ -29,6 +29,8 @@ _TERMINAL_WORDS = {
     "NUMBER": "a number",
     "INT": "a number",
     "BLOB": "a {...} literal",
+    "PAREN_LITERAL": "a (...) literal",
+    "MODULE_NAME_COLON": "a name",
     "STRING": "a string",
     "DEFINED_NAME": "an instruction such as p0 = f32[2] parameter(0)",
     "CALL": "an opcode and '(' such as add(",
@@ -78,6 +80,7 @@ def _expected_words(names: set[str] | frozenset[str] | None) -> str:
     if "a {...} literal" in words and "a number" in words:
         words.discard("a {...} literal")
         words.discard("a number")
+        words.discard("a (...) literal")  # a tuple or complex literal: a literal too
         words.add("a literal")
     order = {w: i for i, w in enumerate(_WORD_ORDER)}
     ranked = sorted(words, key=lambda w: (order.get(w, len(order)), w))

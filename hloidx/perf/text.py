@@ -2,10 +2,32 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .report import CostReport
+from .costs import KernelCost
+
+
+class TableSource(Protocol):
+    """What the table reads of a cost report (``report.CostReport`` is one; the report calls
+    this module to print itself, so this module names no type of it)."""
+
+    module: str
+    device: Any
+    model: str
+    kernels: Sequence[KernelCost]
+    skipped: Sequence[Any]
+
+    @property
+    def total_time_ns(self) -> float: ...
+
+    @property
+    def launches(self) -> int: ...
+
+    @property
+    def kernels_time_ns(self) -> float: ...
+
+    def sorted(self, key: str = "time") -> list[KernelCost]: ...
 
 
 def human_bytes(n: float) -> str:
@@ -32,7 +54,7 @@ def human_time(ns: float | None) -> str:
     return f"{ns:.0f} ns"
 
 
-def report_text(report: CostReport, sort: str = "time", limit: int | None = None) -> str:
+def report_text(report: TableSource, sort: str = "time", limit: int | None = None) -> str:
     rows = report.sorted(sort)
     shown = rows if limit is None else rows[:limit]
     total = report.kernels_time_ns

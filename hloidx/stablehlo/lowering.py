@@ -10,47 +10,13 @@ came from, so that an error is reported in the MLIR text.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from .syntax import Group, Source, StableHloSyntaxError, Stmt, Tok, span_of
 from .types import TensorType, read_type
+from .values import Scope, Value, _block_args, _is_value, _tuple_type
 
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-]")
-
-
-@dataclass
-class Value:
-    """An SSA value's HLO instruction name and type (``types`` for a tuple-valued one)."""
-
-    name: str
-    type: TensorType | None
-    types: tuple[TensorType, ...] = ()
-
-    @property
-    def shape(self) -> str:
-        if self.type is not None:
-            return self.type.hlo
-        return "(" + ", ".join(t.hlo for t in self.types) + ")"
-
-
-@dataclass
-class Scope:
-    """One HLO computation being written: its lines, parameters and SSA environment."""
-
-    name: str
-    lines: list[tuple[str, int]] = field(default_factory=list)  # (HLO line, MLIR offset)
-    env: dict[str, Value] = field(default_factory=dict)
-    root: str | None = None
-    parent: Scope | None = None
-
-    def lookup(self, ssa: str) -> Value | None:
-        scope: Scope | None = self
-        while scope is not None:
-            if ssa in scope.env:
-                return scope.env[ssa]
-            scope = scope.parent
-        return None
 
 
 class Lowering:
@@ -137,7 +103,7 @@ class Lowering:
             raise self.error(f"call of an unknown function {symbol}", Tok("", "", 0))
         name = self.fresh(symbol.strip("@").strip('"'))
         args_group = next((p for p in func.pieces if isinstance(p, Group) and p.kind == "("), None)
-        args = _block_args(args_group.items if args_group else [])
+        args = _block_args(args_group.items if args_group else [], self.source)
         body = next(
             (
                 p
@@ -185,7 +151,16 @@ class Lowering:
                 continue
             if stmt.kind != "op":
                 continue
-            lower_op(self, scope, stmt)
+            try:
+                lower_op(self, scope, stmt)
+            except (IndexError, KeyError, TypeError, ValueError) as error:
+                # an op missing a piece its handler reads (`dims = []`, a lone operand):
+                # malformed input, reported at the op rather than as an internal error
+                raise self.error(
+                    "malformed op: it lacks an operand, attribute or type its conversion to "
+                    f"HLO reads ({type(error).__name__})",
+                    stmt.head,
+                ) from None
         returned = returned + list(extra or [])
         if extra:
             scope.root = self.emit(scope, None, _tuple_type(returned), "tuple", returned, "", 0)
@@ -254,7 +229,7 @@ class Lowering:
                 if isinstance(item, Tok) and item.type == "BLOCK":
                     nxt = group.items[k + 1] if k + 1 < len(group.items) else None
                     if isinstance(nxt, Group):
-                        params = _block_args(nxt.items)
+                        params = _block_args(nxt.items, self.source)
                     break
         for k, (ssa, t) in enumerate(params):
             hlo = self.fresh(ssa)
@@ -283,16 +258,8 @@ class Lowering:
         return name
 
 
-def _is_value(item: Any) -> bool:
-    return isinstance(item, Tok) and item.type == "VALUE"
-
-
 def _defined(scope: Scope) -> set[str]:
     return {text.split(" = ", 1)[0].strip() for text, _ in scope.lines}
-
-
-def _tuple_type(values: list[Value]) -> str:
-    return "(" + ", ".join(v.shape for v in values) + ")"
 
 
 def _symbol(stmt: Stmt) -> str | None:
@@ -304,28 +271,6 @@ def _visibility(stmt: Stmt) -> str:
     if isinstance(first, Tok) and first.value in ("public", "private", "nested"):
         return first.value
     return "public"
-
-
-def _block_args(items: list[Any]) -> list[tuple[str, TensorType]]:
-    """``%arg0: tensor<4xf32> {attrs} loc(...), %arg1: ...`` as (name, type) pairs."""
-    out: list[tuple[str, TensorType]] = []
-    k = 0
-    while k < len(items):
-        item = items[k]
-        if (
-            _is_value(item)
-            and k + 1 < len(items)
-            and isinstance(items[k + 1], Tok)
-            and items[k + 1].type == "COLON"
-        ):
-            t, nxt = read_type(items, k + 2)
-            if t is None:
-                raise StableHloSyntaxError(f"no type for {item.value}")
-            out.append((item.value, t))
-            k = nxt
-            continue
-        k += 1
-    return out
 
 
 def _func_results(pieces: list[Any]) -> list[TensorType]:

@@ -10,11 +10,12 @@ from .attributes import OpPieces, attributes, ints, nested_ints, record, word
 from .syntax import Group, Stmt, Tok
 
 if TYPE_CHECKING:
-    from .lowering import Lowering, Scope, Value
+    from .values import LoweringContext as Lowering
+    from .values import Scope, Value
 
 
 def _simple(*args: Any) -> None:
-    from .ops import _simple as simple
+    from .emit import _simple as simple
 
     simple(*args)
 
@@ -55,7 +56,7 @@ def _convolution(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> 
         return []
 
     pads = nested_ints(get("pad", "padding"))
-    from .ops import _window
+    from .emit import _window
 
     text = _window(
         sizes,
@@ -177,7 +178,7 @@ def _composite(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> No
         (t.value for t in decomposition if isinstance(t, Tok) and t.type == "SYMBOL"), None
     )
     if symbol is None:
-        from .ops import _unknown
+        from .emit import _unknown
 
         _unknown(lowering, scope, stmt, op)
         return
@@ -192,10 +193,10 @@ def _get_tuple_element(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPiece
 
 def _optimization_barrier(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
     values = [lowering.use(scope, t) for t in op.operands]
-    from .lowering import _tuple_type
+    from .values import _tuple_type
 
     packed = lowering.emit(scope, None, _tuple_type(values), "tuple", values, "", stmt.start)
-    from .lowering import Value
+    from .values import Value
 
     shape = _tuple_type(values)
     name = lowering.emit(
@@ -250,7 +251,7 @@ def _captures(lowering: Lowering, regions: list[Group], defined_outside: Scope) 
 
 
 def _while(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
-    from .lowering import Value, _tuple_type
+    from .values import Value, _tuple_type
 
     bindings = next((g for g in op.body if isinstance(g, Group) and g.kind == "("), None)
     names: list[str] = []
@@ -275,7 +276,7 @@ def _while(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
     packed = lowering.emit(scope, None, state_shape, "tuple", state, "", stmt.start)
 
     def loop_region(title: str, group: Group, is_body: bool) -> str:
-        from .lowering import Scope
+        from .values import Scope
 
         name = lowering.fresh(title)
         inner = Scope(name)
@@ -329,8 +330,8 @@ def _while(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
 
 
 def _case(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces, is_if: bool = False) -> None:
-    from .lowering import Scope as NewScope
-    from .lowering import Value, _tuple_type
+    from .values import Scope as NewScope
+    from .values import Value, _tuple_type
 
     selector = lowering.use(scope, op.operands[0])
     branches: list[str] = []
@@ -370,7 +371,7 @@ def _case(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces, is_if: boo
         attrs = f"true_computation={branches[0]}, false_computation={branches[1]}"
     else:
         attrs = "branch_computations={" + ", ".join(branches) + "}"
-    from .ops import _result_shape
+    from .emit import _result_shape
 
     shape, types = _result_shape(op, lowering, stmt)
     name = lowering.emit(scope, stmt.results[0], shape, "conditional", operands, attrs, stmt.start)
@@ -395,7 +396,7 @@ def _bitcast(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None
     """``mhlo.bitcast`` (XLA's converter writes an HLO bitcast so): the bytes of the operand in
     ``source_layout`` read in ``result_layout``. The operand is first given that layout (a
     ``copy``, the same values), so that the bitcast rule sees both layouts."""
-    from .lowering import Value
+    from .values import Value
 
     source = ints(op.attrs.get("source_layout", []))
     result = ints(op.attrs.get("result_layout", []))

@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..hlo.rules.basic import ELEMENTWISE as BASIC_ELEMENTWISE
 from .attributes import OpPieces, first_type, ints, nested_ints, record, split_op, word
+from .emit import _result_shape, _simple, _unknown, _window
 from .syntax import Group, Stmt, Tok
 from .types import TensorType
 
 if TYPE_CHECKING:
-    from .lowering import Lowering, Scope, Value
+    from .values import LoweringContext as Lowering
+    from .values import Scope
 
 #: HLO's elementwise opcodes that need more than their operands (attributes, a region) or do
 #: not exist in StableHLO under the same name: these get their own translation, or none
@@ -68,31 +70,6 @@ def lower_op(lowering: Lowering, scope: Scope, stmt: Stmt) -> None:
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
-
-
-def _operands(lowering: Lowering, scope: Scope, op: OpPieces) -> list[Value]:
-    return [lowering.use(scope, t) for t in op.operands]
-
-
-def _result_shape(op: OpPieces, lowering: Lowering, stmt: Stmt) -> tuple[str, list[TensorType]]:
-    types = op.result_types
-    if not types:
-        raise lowering.error(
-            f"{op.name}: no result type (expected `: type` after the op)", stmt.head
-        )
-    if len(types) == 1:
-        return types[0].hlo, types
-    return "(" + ", ".join(t.hlo for t in types) + ")", types
-
-
-def _simple(
-    lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces, opcode: str, attrs: str
-) -> None:
-    shape, types = _result_shape(op, lowering, stmt)
-    name = lowering.emit(
-        scope, stmt.results[0], shape, opcode, _operands(lowering, scope, op), attrs, stmt.start
-    )
-    lowering.bind(scope, stmt, name, types)
 
 
 def _braces(values: list[int]) -> str:
@@ -207,8 +184,8 @@ def _broadcast_in_dim(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces
         _simple(lowering, scope, stmt, op, "broadcast", f"dimensions={_braces(dims)}")
         return
     # a size-1 dimension stretched to a larger one: XLA reshapes it away, then broadcasts
-    from .lowering import Value
     from .types import TensorType
+    from .values import Value
 
     kept = [k for k in range(len(dims)) if k not in expanded]
     squeezed = TensorType(source.element, tuple(source.dims[k] for k in kept))
@@ -309,22 +286,6 @@ def _dot_general(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> 
     _simple(lowering, scope, stmt, op, "dot", attrs)
 
 
-def _window(
-    sizes: list[int], strides: list[int], pads: list[Any], lhs: list[int], rhs: list[int]
-) -> str:
-    n = len(sizes)
-    strides = strides or [1] * n
-    lhs = lhs or [1] * n
-    rhs = rhs or [1] * n
-    if not pads or len(pads) != n:
-        pads = [[0, 0]] * n
-    pad = "x".join(f"{p[0]}_{p[1]}" if isinstance(p, list) else f"{p}_{p}" for p in pads)
-    return (
-        f"window={{size={'x'.join(map(str, sizes))} stride={'x'.join(map(str, strides))} "
-        f"pad={pad} lhs_dilate={'x'.join(map(str, lhs))} rhs_dilate={'x'.join(map(str, rhs))}}}"
-    )
-
-
 def _reduce_window(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
     sizes = ints(_need(lowering, stmt, op, "window_dimensions"))
     pads = nested_ints(_attr(op, "padding") or [])
@@ -354,9 +315,9 @@ def _region_or_applies(
         raise lowering.error(f"{op.name}: no reducer region", stmt.head)
     params = None
     if op.region_args:  # `reducer(%a0: T, %b0: T) (%a1: T, %b1: T)`: accumulators first
-        from .lowering import _block_args
+        from .values import _block_args
 
-        pairs = [_block_args(g.items) for g in op.region_args]
+        pairs = [_block_args(g.items, lowering.source) for g in op.region_args]
         params = [p[0] for p in pairs] + [p[1] for p in pairs if len(p) > 1]
     name, _ = lowering.region(f"region_{stmt.results[0]}", op.regions[0], params)
     return name
@@ -416,23 +377,6 @@ def _call(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
         raise lowering.error("call without a callee", stmt.head)
     name, _ = lowering.lower_func(op.callee)
     _simple(lowering, scope, stmt, op, "call", f"to_apply={name}")
-
-
-def _unknown(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
-    if stmt.kind != "op":
-        return
-    shape, types = _result_shape(op, lowering, stmt) if op.result_types else ("()", [])
-    target = op.name.replace('"', "")
-    name = lowering.emit(
-        scope,
-        stmt.results[0],
-        shape,
-        "custom-call",
-        _operands(lowering, scope, op),
-        f'custom_call_target="{target}"',
-        stmt.start,
-    )
-    lowering.bind(scope, stmt, name, types)
 
 
 __all__ = ["ELEMENTWISE", "first_type", "lower_op"]

@@ -9,7 +9,7 @@ from ...maps.expr import Expr, dim, range_var
 from ...maps.indexing_map import IndexingMap
 from ...maps.interval import Interval
 from ..ir import Instruction, Shape
-from ..op_rules import IndexingTable, OperandIndexing
+from ..rule_registry import IndexingTable, OperandIndexing
 
 
 def output_shapes(instr: Instruction) -> list[Shape]:

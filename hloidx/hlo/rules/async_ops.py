@@ -14,7 +14,8 @@ from dataclasses import replace
 
 from ...maps.indexing_map import IndexingMap
 from ..ir import Instruction, Shape
-from ..op_rules import (
+from ..opcodes import async_sugar
+from ..rule_registry import (
     IndexingTable,
     OperandIndexing,
     input_to_output,
@@ -22,7 +23,6 @@ from ..op_rules import (
     output_to_input,
     output_to_input_rule,
 )
-from ..opcodes import async_sugar
 from ._common import identity, no_reads, output_shapes, single, unsupported
 
 #: element 1 of an async tuple is the wrapped op's result

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from ...maps.expr import Expr, dim, floordiv
 from ...maps.indexing_map import IndexingMap
 from ..ir import Instruction, Shape
-from ..op_rules import IndexingTable, OperandIndexing
+from ..rule_registry import IndexingTable, OperandIndexing
 from ._common import unsupported
 from ._window_helpers import MapBuilder
 from .custom_calls import register_custom_call_rules

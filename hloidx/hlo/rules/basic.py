@@ -9,7 +9,12 @@ from __future__ import annotations
 from ...maps.expr import dim, range_var
 from ...maps.indexing_map import IndexingMap
 from ..ir import Instruction, Shape
-from ..op_rules import IndexingTable, OperandIndexing, input_to_output_rule, output_to_input_rule
+from ..rule_registry import (
+    IndexingTable,
+    OperandIndexing,
+    input_to_output_rule,
+    output_to_input_rule,
+)
 from ..sparse_rows import one_hot
 from ._common import (
     all_of,

@@ -9,7 +9,12 @@ from dataclasses import replace
 from ...maps.expr import Expr, dim, floordiv, mod, range_var
 from ...maps.indexing_map import IndexingMap
 from ..ir import Instruction, Shape
-from ..op_rules import IndexingTable, OperandIndexing, input_to_output_rule, output_to_input_rule
+from ..rule_registry import (
+    IndexingTable,
+    OperandIndexing,
+    input_to_output_rule,
+    output_to_input_rule,
+)
 from ._common import (
     identity,
     operand_shape,

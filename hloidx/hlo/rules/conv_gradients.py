@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from ...maps.expr import Expr, floordiv, mod
 from ..ir import ConvDimensionNumbers, Instruction, Shape, WindowDim
-from ..op_rules import IndexingTable, OperandIndexing
+from ..rule_registry import IndexingTable, OperandIndexing
 from ._window_helpers import MapBuilder, require, require_operands
 
 if TYPE_CHECKING:

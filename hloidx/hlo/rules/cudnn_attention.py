@@ -21,7 +21,7 @@ modifier computation, stay UNDEFINED with the reason; so does the FP8 form (no r
 from __future__ import annotations
 
 from ..ir import Instruction
-from ..op_rules import IndexingTable
+from ..rule_registry import IndexingTable
 from ._common import unsupported
 from .attention import (
     Access,

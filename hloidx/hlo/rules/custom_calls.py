@@ -19,7 +19,7 @@ from dataclasses import replace
 from ...maps.expr import dim, range_var
 from ...maps.indexing_map import IndexingMap
 from ..ir import Instruction
-from ..op_rules import (
+from ..rule_registry import (
     IndexingTable,
     OperandIndexing,
     Rule,

@@ -21,7 +21,7 @@ from ...maps.expr import Expr, const
 from ...maps.indexing_map import IndexingMap, MapState
 from ...maps.interval import Interval
 from ..ir import Instruction, Shape
-from ..op_rules import (
+from ..rule_registry import (
     IndexingTable,
     OperandIndexing,
     RuntimeVar,

@@ -30,7 +30,7 @@ from ...maps.expr import Expr, const
 from ...maps.indexing_map import IndexingMap
 from ...maps.interval import Interval
 from ..ir import Instruction
-from ..op_rules import (
+from ..rule_registry import (
     IndexingTable,
     OperandIndexing,
     RuntimeVar,

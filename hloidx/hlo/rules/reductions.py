@@ -5,7 +5,12 @@ from __future__ import annotations
 from ...maps.expr import Expr, const, dim, floordiv, range_var
 from ...maps.indexing_map import IndexingMap
 from ..ir import Computation, Instruction
-from ..op_rules import IndexingTable, OperandIndexing, input_to_output_rule, output_to_input_rule
+from ..rule_registry import (
+    IndexingTable,
+    OperandIndexing,
+    input_to_output_rule,
+    output_to_input_rule,
+)
 from ._common import (
     all_of,
     check_dims_in_range,

@@ -9,8 +9,13 @@ from ...maps.expr import Expr, add, const, dim, floordiv, mod, mul, range_var, r
 from ...maps.indexing_map import IndexingMap
 from ...maps.interval import Interval
 from ..ir import Instruction, PaddingDim, Shape
-from ..op_rules import IndexingTable, OperandIndexing, input_to_output_rule, output_to_input_rule
 from ..reshape import reshape_index
+from ..rule_registry import (
+    IndexingTable,
+    OperandIndexing,
+    input_to_output_rule,
+    output_to_input_rule,
+)
 from ._common import (
     check_dims_in_range,
     check_permutation,

@@ -21,7 +21,12 @@ from ...errors import HloSemanticError
 from ...maps.expr import Expr, floordiv, mod
 from ...maps.indexing_map import IndexingMap, compose
 from ..ir import ConvDimensionNumbers, Instruction, WindowDim
-from ..op_rules import IndexingTable, OperandIndexing, input_to_output_rule, output_to_input_rule
+from ..rule_registry import (
+    IndexingTable,
+    OperandIndexing,
+    input_to_output_rule,
+    output_to_input_rule,
+)
 from ._window_helpers import (
     MapBuilder,
     output_shapes,
