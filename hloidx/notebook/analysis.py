@@ -309,6 +309,8 @@ class InstructionView(Display):
     shape = property(lambda self: self.record.shape)
     computation = property(lambda self: self.record.computation)
     notes = property(lambda self: list(self.record.notes))
+    #: the instruction in the IR (``hloidx.hlo.ir.Instruction``)
+    hlo = property(lambda self: self.record.instruction)
 
     @property
     def operands(self) -> list[OperandView]:
