@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import math
 import shutil
 import sys
@@ -314,12 +315,21 @@ def test_example_notebook_export_renders_in_a_browser(executed, tmp_path: Path) 
     browser_path = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser_path is None:
         pytest.skip("no chromium browser found")
-    body, _ = nbconvert.HTMLExporter(template_name="classic").from_notebook_node(executed)
+    body, _ = nbconvert.HTMLExporter(template_name="lab").from_notebook_node(executed)
     page_file = tmp_path / "quickstart.html"
     page_file.write_text(body, encoding="utf-8")
+    fetched: list[str] = []
+
+    def offline(route) -> None:
+        # nbconvert's page shell asks a CDN for MathJax and require.js; the tests never go
+        # online, and our outputs need neither: those requests get an empty answer
+        fetched.append(route.request.url)
+        route.fulfill(status=200, body="", content_type="text/javascript")
+
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=browser_path)
         page = browser.new_page()
+        page.route(re.compile(r"^https?://"), offline)
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))
@@ -330,3 +340,4 @@ def test_example_notebook_export_renders_in_a_browser(executed, tmp_path: Path) 
         assert all(svg.is_visible() for svg in pictures)
         assert page.query_selector_all(".hloidx table")
         browser.close()
+    assert all("cdnjs" in url for url in fetched), fetched  # only nbconvert's shell fetches
