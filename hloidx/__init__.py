@@ -231,12 +231,16 @@ def coalescing(module: Any, device: str = "rtx-a6000", **options: Any) -> Coales
     return _coalescing(module, device, **options)
 
 
-def cost(module: Any, device: str = "rtx-a6000", *, model: str = "hloidx") -> CostView:
-    """What each kernel of a module costs on a GPU (``hloidx cost``; estimates, labelled so):
-    a table in a notebook, ``to_pandas()`` one row per kernel."""
+def cost(
+    module: Any, device: str = "rtx-a6000", *, model: str = "hloidx", **options: Any
+) -> CostView:
+    """What each kernel of a module costs on a GPU (``hloidx cost``; estimates from XLA's GPU
+    cost model, labelled so): a table in a notebook, ``to_pandas()`` one row per kernel.
+    ``model``: ``"hloidx"`` (bytes from the maps) or ``"xla"``; options ``sort`` (time,
+    bytes, flops, name) and ``limit``."""
     from .notebook import cost as _cost
 
-    return _cost(module, device, model=model)
+    return _cost(module, device, model=model, **options)
 
 
 __all__ = [

@@ -257,3 +257,24 @@ def test_analysing_and_html_never_load_click_or_rich() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def _needs_cost_model() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("hloidx.perf") is None:
+        pytest.skip("cost model not merged (hloidx.perf is built on the cost branch)")
+
+
+@pytest.mark.parametrize(
+    ("device", "model", "sort", "limit"),
+    [("rtx-a6000", "hloidx", "time", None), ("h100", "xla", "bytes", 2)],
+)
+def test_cost_is_the_cost_command(device: str, model: str, sort: str, limit: int | None) -> None:
+    _needs_cost_model()
+    path = GPU / "coalescing.hlo"
+    c = hloidx.cost(path, device, model=model, sort=sort, limit=limit)
+    args = ["cost", str(path), "--device", device, "--model", model, "--sort", sort]
+    args += [] if limit is None else ["--limit", str(limit)]
+    assert str(c) + "\n" == _cli(*args)
+    assert c.as_dict() == json.loads(_cli(*args, "--format", "json"))

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import re
 import math
+import re
 import shutil
 import sys
 from html.parser import HTMLParser

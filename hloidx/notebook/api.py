@@ -159,11 +159,19 @@ def coalescing(
     return CoalescingView(coalescing_document(module.name, views, profile))
 
 
-def cost(source: Any, device: str = "rtx-a6000", *, model: str = "hloidx") -> CostView:
+def cost(
+    source: Any,
+    device: str = "rtx-a6000",
+    *,
+    model: str = "hloidx",
+    sort: str = "time",
+    limit: int | None = None,
+) -> CostView:
     """What each kernel of the module costs on ``device`` (``hloidx cost``), from the cost
-    model of :mod:`hloidx.perf` (estimates, labelled so)."""
+    model of :mod:`hloidx.perf` (estimates, labelled so); ``model`` ``"hloidx"`` or
+    ``"xla"``, rows by ``sort`` (time, bytes, flops, name), the first ``limit``."""
     try:
         from ..perf import estimate_module
     except ImportError as error:
         raise HloidxError(f"the cost model (hloidx.perf) is not available: {error}") from None
-    return CostView(estimate_module(as_module(source), device=device, model=model))
+    return CostView(estimate_module(as_module(source), device, model), sort, limit)

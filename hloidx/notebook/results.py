@@ -11,6 +11,9 @@ from ..errors import HloidxError
 from . import html as h
 from .display import Display
 
+#: kernels the cost table shows in HTML before it says how many more there are
+HTML_ROWS = 40
+
 #: ``hloidx show`` sizes its picture to the console: 80 columns when written to a pipe
 WIDTH = 80
 
@@ -314,12 +317,15 @@ def _yes_no(coalesced: bool) -> str:
 
 
 class CostView(Display):
-    """What each kernel of a module costs on a GPU (``hloidx cost FILE --device D``):
-    ``str()`` its text, ``as_dict()`` its JSON, ``to_pandas()`` one row per kernel with every
-    JSON field; ``.report`` the ``CostReport``."""
+    """What each kernel of a module costs on a GPU (``hloidx cost FILE --device D [--sort S]
+    [--limit N]``): ``str()`` its text, ``as_dict()`` its JSON, ``to_pandas()`` one row per
+    kernel with every JSON field (nested fields as dotted columns); ``.report`` the
+    ``CostReport``. Times are estimates from XLA's GPU cost model, labelled so."""
 
-    def __init__(self, report: Any) -> None:
+    def __init__(self, report: Any, sort: str = "time", limit: int | None = None) -> None:
         self.report = report
+        self.sort = sort
+        self.limit = limit
 
     def __repr__(self) -> str:
         return f"<hloidx cost of {len(self.kernels())} kernels>"
@@ -328,30 +334,31 @@ class CostView(Display):
         return list(self.as_dict().get("kernels", []))
 
     def text(self) -> str:
-        return str(self.report)
+        text = getattr(self.report, "text", None)
+        return str(self.report) if text is None else text(self.sort, self.limit)
 
     def as_dict(self) -> dict[str, Any]:
-        return self.report.as_dict()
+        return self.report.as_dict(self.sort, self.limit)
 
-    def html(self) -> str:
-        doc = self.as_dict()
-        kernels = self.kernels()
-        flat = [_flatten(k) for k in kernels]
-        columns: list[str] = []
-        for row in flat:
-            columns.extend(c for c in row if c not in columns)
-        shown = flat[:40]
-        rows = [[h.cell(row.get(c)) for c in columns] for row in shown]
-        title = f"cost of {doc.get('module', '')} on {_device_name(doc)}"
-        return h.heading(title, 3) + h.table(columns, rows, total=len(flat), more=": .to_pandas()")
-
-    def to_pandas(self) -> Any:
-        from .frames import frame
-
+    def _columns(self) -> tuple[list[dict[str, Any]], list[str]]:
         flat = [_flatten(k) for k in self.kernels()]
         columns: list[str] = []
         for row in flat:
             columns.extend(c for c in row if c not in columns)
+        return flat, columns
+
+    def html(self) -> str:
+        doc = self.as_dict()
+        flat, columns = self._columns()
+        rows = [[h.cell(row.get(c)) for c in columns] for row in flat[:HTML_ROWS]]
+        title = f"estimated cost of {doc.get('module', '')} on {_device_name(doc)}"
+        more = ": .to_pandas() has them all"
+        return h.heading(title, 3) + h.table(columns, rows, total=len(flat), more=more)
+
+    def to_pandas(self) -> Any:
+        from .frames import frame
+
+        flat, columns = self._columns()
         return frame(flat, tuple(columns))
 
 
