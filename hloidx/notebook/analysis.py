@@ -356,9 +356,18 @@ def _module_name(ins: InstructionAnalysis) -> str:
 
 
 class OperandView(Display):
-    """One operand of an instruction: ``.output_to_input`` and ``.input_to_output``
+    r"""One operand of an instruction: ``.output_to_input`` and ``.input_to_output``
     (IndexingMap objects), ``.status``, ``.utilization``, ``.verdicts`` (labels);
     ``str()`` is the operand's lines of ``hloidx maps --instruction``, ``as_dict()`` its JSON.
+
+    >>> import hloidx
+    >>> a = hloidx.analyze("ENTRY e { p = f32[4,6] parameter(0)\n"
+    ...                    "ROOT t = f32[6,4] transpose(p), dimensions={1,0} }")
+    >>> op = a.instruction("t").operands[0]
+    >>> print(op.input_to_output[0])
+    (d0, d1) -> (d1, d0), domain: d0 in [0, 3], d1 in [0, 5]
+    >>> op.verdicts
+    ['proved', 'proved']
     """
 
     def __init__(self, record: OperandAnalysis, owner: InstructionView) -> None:

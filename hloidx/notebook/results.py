@@ -251,8 +251,22 @@ class TileView(_Document):
         return h.heading(title, 3) + h.table(header, rows) + notes
 
 
+_LOOP = """HloModule m
+f { p = f32[1024] parameter(0)
+    ROOT n = f32[1024] negate(p) }
+ENTRY e { x = f32[1024] parameter(0)
+    ROOT fusion = f32[1024] fusion(x), kind=kLoop, calls=f }"""
+
+
 class ThreadsView(_Document):
-    """Thread-id maps of a fusion (``hloidx threads FILE --instruction NAME``)."""
+    """Thread-id maps of a fusion (``hloidx threads FILE --instruction NAME``): ``str()`` its
+    text, ``as_dict()`` its JSON; in Jupyter the maps per operand.
+
+    >>> import hloidx
+    >>> t = hloidx.threads(_LOOP, "fusion", "a100")
+    >>> str(t).splitlines()[0]
+    'fusion (e): loop emitter on a100'
+    """
 
     kind = "threads"
 
@@ -282,7 +296,14 @@ class ThreadsView(_Document):
 
 
 class CoalescingView(_Document):
-    """Whether each fusion's reads are coalesced (``hloidx coalescing FILE``)."""
+    """Whether each fusion's reads are coalesced (``hloidx coalescing FILE``): ``str()`` its
+    table, ``as_dict()`` its JSON.
+
+    >>> import hloidx
+    >>> c = hloidx.coalescing(_LOOP)
+    >>> [(o["name"], o["coalesced"]) for o in c.as_dict()["fusions"][0]["operands"]]
+    [('x', True)]
+    """
 
     kind = "coalescing"
 
