@@ -334,6 +334,7 @@ def _help_commands() -> list[str]:
         "threads",
         "coalescing",
         "tile",
+        "cost",
     ):
         args = [name, "--help"] if name else ["--help"]
         out = _run(*args).output

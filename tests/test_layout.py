@@ -27,7 +27,19 @@ ALLOWED: dict[str, set[str]] = {
     "tiling": {"hlo", "maps", "base"},
     "pictures": {"hlo", "maps", "base"},
     "check": {"stablehlo", "hlo", "maps", "base"},
-    "cli": {"cli", "check", "gpu", "tiling", "stablehlo", "pictures", "hlo", "maps", "base"},
+    "perf": {"gpu", "tiling", "hlo", "maps", "base"},
+    "cli": {
+        "cli",
+        "check",
+        "perf",
+        "gpu",
+        "tiling",
+        "stablehlo",
+        "pictures",
+        "hlo",
+        "maps",
+        "base",
+    },
     # the display layer: the public result objects; it reaches the CLI's text renderers
     # lazily only (test_layout_display_code_stays_above_the_analyses)
     "notebook": {
@@ -46,6 +58,7 @@ ALLOWED: dict[str, set[str]] = {
         "notebook",
         "cli",
         "check",
+        "perf",
         "gpu",
         "tiling",
         "stablehlo",

@@ -194,6 +194,7 @@ def simplify(
 
 
 from .check_command import check as _check  # noqa: E402
+from .cost_command import cost as _cost  # noqa: E402
 from .gpu_commands import coalescing as _coalescing  # noqa: E402
 from .gpu_commands import threads as _threads  # noqa: E402
 from .maps_command import maps as _maps  # noqa: E402
@@ -208,6 +209,7 @@ cli.add_command(_show)
 cli.add_command(_threads)
 cli.add_command(_coalescing)
 cli.add_command(_tile)
+cli.add_command(_cost)
 
 
 def main(argv: list[str] | None = None) -> None:

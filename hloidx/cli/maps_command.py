@@ -384,8 +384,11 @@ def _analyse_text(
     elif options.fmt == "html":
         from ..hlo.summary import summarize
         from ..pictures.html import report
+        from .summary_command import add_estimates
 
-        outcome.html = report(analysis, summarize(analysis), options.spelling)
+        summary = summarize(analysis)
+        add_estimates(summary, module, "rtx-a6000", "reads")
+        outcome.html = report(analysis, summary, options.spelling)
     else:
         outcome.lines = _text_lines(analysis, options, trees, plain)
     for _ in _tallied(analysis.instructions, outcome, errors):

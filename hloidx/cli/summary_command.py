@@ -36,7 +36,7 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
     )
     with_gpu = "device" in doc
     if with_gpu:
-        header += ("coalesced",)
+        header += ("coalesced", "est. time")
     table: list[tuple[str, ...]] = [header]
     for row in rows:
         op_kind = " ".join(x for x in (row["opcode"], row["kind"]) if x)
@@ -55,7 +55,7 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
                     o["status"],
                     f"{o['maps']}{' rt' if o['runtime_variables'] else ''}",
                 )
-                + ((_coalesced_cell(o),) if with_gpu else ())
+                + ((_coalesced_cell(o), _time_cell(row) if first else "") if with_gpu else ())
             )
             first = False
     widths = [max(len(r[k]) for r in table) for k in range(len(header))]
@@ -81,6 +81,34 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
     else:
         lines.append("  without a rule: none")
     return lines
+
+
+def _time_cell(row: dict[str, Any]) -> str:
+    from ..perf.text import human_time
+
+    if "estimated_time_ns" not in row:
+        return ""
+    return "-" if row["estimated_time_ns"] is None else human_time(row["estimated_time_ns"])
+
+
+def add_estimates(doc: dict[str, Any], module: Any, device: str, sort: str) -> None:
+    """Each kernel's estimated time on ``device`` (hloidx's cost model) into the summary
+    document; with ``sort`` ``time`` the rows go slowest first (rows that launch no kernel
+    last)."""
+    from ..errors import HloidxError
+    from ..perf import estimate_module
+
+    try:
+        report = estimate_module(module, device)
+    except HloidxError:
+        return  # no estimate (say, a module without an entry computation): no column
+    doc["device"] = report.device.name
+    times = {k.name: k.exec_time_ns for k in report.kernels}
+    for row in doc["rows"]:
+        row["estimated_time_ns"] = times.get(row["name"])
+    if sort == "time":
+        doc["rows"].sort(key=lambda r: -(r["estimated_time_ns"] or -1.0))
+        doc["sort"] = "time"
 
 
 def _coalesced_cell(operand: dict[str, Any]) -> str:
@@ -112,15 +140,16 @@ def add_coalescing(doc: dict[str, Any], module: Any, device: str) -> None:
 @click.option(
     "--device",
     default=None,
-    help="Add each fusion operand's coalescing verdict on this GPU (a100, h100, rtx-a6000).",
+    help="Add each fusion operand's coalescing verdict and each kernel's estimated time on "
+    "this GPU (a100, h100, rtx-a6000).",
 )
 @click.option(
     "--sort",
-    type=click.Choice(SORT_KEYS),
+    type=click.Choice([*SORT_KEYS, "time"]),
     default="reads",
     show_default=True,
     help="reads: most re-read operand first; distinct: least-used operand first; "
-    "size: largest output first; name.",
+    "size: largest output first; name; time: slowest kernel first (needs --device).",
 )
 @click.option(
     "--limit",
@@ -147,7 +176,8 @@ def summary(
     variable is involved). A Triton fusion shows its block sizes. Then totals: instructions by
     opcode, operands by status, simplification verdicts, and the ops without a rule with the
     number of operands they leave UNDEFINED. With --device, a column says whether each fusion
-    operand's reads are coalesced on that GPU (see `hloidx coalescing`).
+    operand's reads are coalesced on that GPU (see `hloidx coalescing`) and another its
+    estimated time (see `hloidx cost`); --sort time puts the slowest kernel first.
 
     \b
     Examples:
@@ -155,6 +185,7 @@ def summary(
       hloidx summary samples/corpus/cnn_pool_batchnorm.opt.hlo --sort distinct --limit 10
       hloidx summary samples/corpus/cnn_pool_batchnorm.opt.hlo --format json
       hloidx summary tests/data/gpu/view/coalescing.hlo --device a100
+      hloidx summary tests/data/gpu/view/coalescing.hlo --device a100 --sort time
     """
     from ..hlo.analysis import analyze
     from ..hlo.summary import summarize
@@ -168,9 +199,12 @@ def summary(
             analysis = analyze(module, verify=not no_verify, progress=update)
         finally:
             stop()
-        doc = summarize(analysis, sort)
+        if sort == "time" and device is None:
+            raise click.UsageError("--sort time needs --device (the GPU to estimate on)")
+        doc = summarize(analysis, "reads" if sort == "time" else sort)
     if device is not None:
         add_coalescing(doc, module, device)
+        add_estimates(doc, module, device, sort)
     if fmt == "json":
         click.echo(json.dumps(doc))
     else:

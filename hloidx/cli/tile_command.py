@@ -69,6 +69,12 @@ def _auto_lines(doc: dict[str, Any]) -> list[str]:
 )
 @click.option("--limit", default=20, show_default=True, help="--tile auto: rows to show.")
 @click.option(
+    "--device",
+    metavar="DEVICE",
+    help="Estimate the time of the tiling on this GPU (rtx-a6000, a100, h100) with XLA's "
+    "tiled cost model; with --tile auto, rank the tilings by it.",
+)
+@click.option(
     "--element-bytes", default=4, show_default=True, help="--map: bytes per operand element."
 )
 @click.option(
@@ -82,6 +88,7 @@ def tile(
     map_text: str | None,
     tile_text: str,
     limit: int,
+    device: str | None,
     element_bytes: int,
     fmt: str,
     language: str,
@@ -95,26 +102,32 @@ def tile(
     description is exact. When no single strided rectangle describes every tile (a slice of
     a linearized dimension, seed 004), the exact description is a loop of rectangles over
     the fewest output dims, with its count and bytes. --tile auto ranks power-of-two sizes
-    by bytes loaded per output element. --map tiles one operand from a pasted map.
+    by bytes loaded per output element; with --device it ranks them by the time XLA's tiled
+    (Triton) cost model estimates on that GPU, and with sizes --device adds that tiling's
+    estimate (an estimate, not a measurement; a tiling that spills registers gets none).
+    --map tiles one operand from a pasted map.
 
     \b
     Examples:
       hloidx tile tests/data/tiling/seed004.hlo --instruction fusion --tile 10,100
       hloidx tile tests/data/tiling/seed004.hlo --instruction fusion --tile 4,100
       hloidx tile tests/data/tiling/seed004.hlo --instruction fusion --tile auto
+      hloidx tile tests/data/xla/cost/reduce.hlo --instruction reduce --tile auto --device a100
       hloidx tile --map "(d0, d1) -> (d0 * 2048 + d1), domain: d0 in [0, 3], d1 in [0, 2047]"
     """
     from ..errors import HloidxError
     from .options import EXIT_BAD_INPUT, report_error
 
     try:
-        _tile(file, instruction, map_text, tile_text, limit, element_bytes, fmt, language)
+        _tile(file, instruction, map_text, tile_text, limit, element_bytes, fmt, language, device)
     except HloidxError as error:
         report_error(error)
         sys.exit(EXIT_BAD_INPUT)
 
 
-def _tile(file, instruction, map_text, tile_text, limit, element_bytes, fmt, language) -> None:
+def _tile(
+    file, instruction, map_text, tile_text, limit, element_bytes, fmt, language, device=None
+) -> None:
     from ..tiling.report import text_lines, tiles_document
 
     tile_spec = _parse_tile(tile_text)
@@ -137,6 +150,11 @@ def _tile(file, instruction, map_text, tile_text, limit, element_bytes, fmt, lan
         if errors:
             sys.exit(EXIT_BAD_INPUT)
         instr = _find(module, instruction)
+        if device is not None and tile_spec == "auto":
+            from .tile_estimates import print_ranking
+
+            print_ranking(module, instr, device, limit, fmt)
+            return
         if tile_spec == "auto":
             from ..tiling.auto import candidates
             from ..tiling.operand_tiles import output_dims
@@ -167,6 +185,13 @@ def _tile(file, instruction, map_text, tile_text, limit, element_bytes, fmt, lan
         from ..tiling.operand_tiles import tile_instruction
 
         doc = tiles_document(tile_instruction(instr, sizes))
+        if device is not None and sizes is not None:
+            from .tile_estimates import estimate_document, estimate_lines
+
+            doc["estimate"] = estimate_document(module, instr, device, sizes)
+            if fmt != "json":
+                click.echo("\n".join([*text_lines(doc), *estimate_lines(doc["estimate"])]))
+                return
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2))
     else:

@@ -133,10 +133,15 @@ def instruction_section(
 
 def _summary_table(summary: dict[str, Any]) -> str:
     header = ["instruction", "op / kind", "shape", "operand", "distinct", "reads", "status", "maps"]
+    timed = "device" in summary and any("estimated_time_ns" in r for r in summary["rows"])
+    if timed:
+        header.append(f"est. time ns ({summary['device']}, an estimate)")
     rows = []
     for row in summary["rows"]:
         kind = " ".join(x for x in (row["opcode"], row["kind"]) if x)
         for o in row["operands"]:
+            estimate = row.get("estimated_time_ns")
+            extra = [("-" if estimate is None else f"{estimate:.0f}", estimate)] if timed else []
             cells = [
                 (row["name"], None),
                 (kind, None),
@@ -146,6 +151,7 @@ def _summary_table(summary: dict[str, Any]) -> str:
                 (_num(o["reads"]), o["reads"]),
                 (o["status"], None),
                 (str(o["maps"]), o["maps"]),
+                *extra,
             ]
             rows.append(
                 "<tr>"

@@ -1,0 +1,248 @@
+"""Which instructions of the entry computation XLA:GPU runs as kernels, and how each is modelled.
+
+A fusion is a kernel (its emitter decides the launch); a ``__triton`` fusion is a block-level
+kernel (the tiled model); an unfused op that XLA:GPU emits with its own kernel (an elementwise
+op, a reduce, a transpose, a copy...) is modelled as XLA models it, as a one-op fusion (XLA's
+``HloFusionAnalysis::Create`` of a single instruction); library calls (cuBLAS, cuDNN custom
+calls, unfused dots and convolutions) and sorts are kernels whose internals hloidx does not
+model (a roofline of their flops and bytes). Parameters, constants, tuples, get-tuple-elements
+and bitcasts launch nothing and cost 0; control flow, collectives and host transfers are listed
+with the reason they get no row.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..hlo.ir import Computation, HloModule, Instruction
+
+if TYPE_CHECKING:
+    pass
+
+#: instructions that launch nothing
+FREE = frozenset(
+    {
+        "parameter",
+        "constant",
+        "tuple",
+        "get-tuple-element",
+        "bitcast",
+        "after-all",
+        "add-dependency",
+        "opt-barrier",
+        "domain",
+        "partition-id",
+        "replica-id",
+    }
+)
+#: ops XLA:GPU hands to a library or a kernel of its own that the model does not look inside
+LIBRARY_OPS = frozenset(
+    {
+        "dot",
+        "convolution",
+        "custom-call",
+        "sort",
+        "fft",
+        "cholesky",
+        "triangular-solve",
+        "rng-bit-generator",
+        "rng",
+        "top-k",
+    }
+)
+_COLLECTIVE_WORDS = (
+    "all-",
+    "reduce-scatter",
+    "collective-",
+    "send",
+    "recv",
+    "async-",
+    "copy-start",
+    "copy-done",
+    "infeed",
+    "outfeed",
+    "ragged-all-to-all",
+)
+_CONTROL = frozenset({"while", "conditional", "call"})
+
+
+@dataclass
+class Kernel:
+    """One entry instruction and how it is modelled.
+
+    ``kind``: ``fusion`` (a fusion with an emitter), ``triton`` (a block-level fusion),
+    ``op`` (an unfused op, modelled as a one-op fusion ``fusion``), ``library``."""
+
+    instruction: Instruction
+    kind: str
+    #: the fusion to model: the instruction itself, or a one-op fusion wrapping it
+    fusion: Instruction | None = None
+    #: the row's name: the instruction's, behind its while loops' (``while.6/fusion.2``)
+    name: str = ""
+    #: times it is launched: the product of the enclosing loops' known trip counts
+    repeats: int = 1
+
+    def __post_init__(self) -> None:
+        self.name = self.name or self.instruction.name
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An entry instruction with no row, and why."""
+
+    name: str
+    opcode: str
+    reason: str
+
+
+def known_trip_count(instr: Instruction) -> int | None:
+    """A while loop's ``known_trip_count`` from its backend config (XLA writes it)."""
+    text = instr.attributes.get("backend_config", "")
+    if "known_trip_count" not in text:
+        return None
+    try:
+        config = json.loads(text)
+        return int(config["known_trip_count"]["n"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _skip_reason(instr: Instruction) -> str | None:
+    op = instr.opcode
+    if op in FREE:
+        return "launches no kernel (cost 0)"
+    if op == "while" and known_trip_count(instr) is not None:
+        return None
+    if op in _CONTROL:
+        return (
+            f"control flow ({op}): its computations' kernels run a number of times hloidx "
+            "does not know; they are not estimated"
+        )
+    if any(op.startswith(w) for w in _COLLECTIVE_WORDS) or op.endswith("-done"):
+        return f"{op}: communication or host transfer, not a compute kernel; not estimated"
+    return None
+
+
+def _is_triton(fusion: Instruction) -> bool:
+    kind = (fusion.fusion_kind or "").lower()
+    config = fusion.attributes.get("backend_config", "")
+    return kind in ("kcustom", "custom") and "__triton" in config and "gemm" not in config
+
+
+def _is_library_fusion(fusion: Instruction) -> bool:
+    """A custom fusion XLA hands to a library or to Triton's GEMM emitter (cuBLAS, cuDNN)."""
+    kind = (fusion.fusion_kind or "").lower()
+    config = fusion.attributes.get("backend_config", "")
+    return kind in ("kcustom", "custom") and (
+        "gemm" in config or "cudnn" in config or "cublas" in config
+    )
+
+
+def wrap_as_fusion(instr: Instruction, module: HloModule) -> Instruction:
+    """A one-op fusion of ``instr`` (its operands become the fusion's parameters), in a module
+    of its own that shares ``module``'s computations; ``module`` is left unchanged."""
+    body = Computation(f"{instr.name}.__one_op")
+    params = []
+    for k, operand in enumerate(instr.operands):
+        p = Instruction(f"param_{k}", "parameter", operand.shape, literal=str(k))
+        p.computation = body
+        params.append(p)
+    clone = Instruction(
+        instr.name,
+        instr.opcode,
+        instr.shape,
+        operands=params,
+        attributes=dict(instr.attributes),
+        attribute_offsets=dict(instr.attribute_offsets),
+        span=instr.span,
+        is_root=True,
+        literal=instr.literal,
+    )
+    clone.computation = body
+    body.instructions = [*params, clone]
+    kind = "kInput" if instr.opcode in ("reduce", "scatter") else "kLoop"
+    fusion = Instruction(
+        instr.name,
+        "fusion",
+        instr.shape,
+        operands=list(instr.operands),
+        attributes={"kind": kind, "calls": body.name},
+        span=instr.span,
+    )
+    holder = Computation(f"{instr.name}.__holder", instructions=[fusion], is_entry=True)
+    fusion.computation = holder
+    wrapper = HloModule(
+        module.name,
+        dict(module.attributes),
+        {**module.computations, body.name: body, holder.name: holder},
+        holder,
+        module.source,
+    )
+    body.module = wrapper
+    holder.module = wrapper
+    return fusion
+
+
+def find_kernels(module: HloModule) -> tuple[list[Kernel], list[Skipped]]:
+    """Every kernel of the entry computation (and of the bodies of its while loops with a
+    known trip count, launched that many times), and every other instruction with its
+    reason."""
+    kernels: list[Kernel] = []
+    skipped: list[Skipped] = []
+    if module.entry is not None:
+        _collect(module, module.entry, "", 1, kernels, skipped, 0)
+    return kernels, skipped
+
+
+def _collect(
+    module: HloModule,
+    comp: Computation,
+    prefix: str,
+    repeats: int,
+    kernels: list[Kernel],
+    skipped: list[Skipped],
+    depth: int,
+) -> None:
+    for instr in comp.instructions:
+        op = instr.opcode
+        name = prefix + instr.name
+        reason = _skip_reason(instr)
+        if reason is not None:
+            skipped.append(Skipped(name, op, reason))
+            continue
+        if op == "while":
+            trips = known_trip_count(instr) or 0
+            called = instr.called_computations
+            body = (called.get("body") or [None])[0]
+            condition = (called.get("condition") or [None])[0]
+            if body is None or depth > 8:
+                skipped.append(Skipped(name, op, "control flow (while): no body to estimate"))
+                continue
+            skipped.append(
+                Skipped(
+                    name,
+                    op,
+                    f"control flow (while, {trips} trips): its body's kernels are rows "
+                    f"named {name}/..., launched {trips} times each",
+                )
+            )
+            _collect(module, body, name + "/", repeats * trips, kernels, skipped, depth + 1)
+            if condition is not None:
+                inner = name + "/condition/"
+                count = repeats * (trips + 1)
+                _collect(module, condition, inner, count, kernels, skipped, depth + 1)
+            continue
+        if op == "fusion":
+            if _is_triton(instr):
+                kind = "triton"
+            elif _is_library_fusion(instr):
+                kind = "library"
+            else:
+                kind = "fusion"
+            kernels.append(Kernel(instr, kind, instr, name, repeats))
+        elif op in LIBRARY_OPS:
+            kernels.append(Kernel(instr, "library", None, name, repeats))
+        else:
+            kernels.append(Kernel(instr, "op", wrap_as_fusion(instr, module), name, repeats))

@@ -1,0 +1,228 @@
+"""``estimate_module``: every kernel of a module with its estimated cost, as a report (the JSON
+document of ``hloidx cost --format json`` and the text table)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ..errors import HloidxError
+from ..hlo.fusion import body_of
+from ..hlo.sharing import structure_key
+from .costs import KernelCost
+from .devices import CostDevice, cost_device
+from .fusion_model import estimate_fusion
+from .kernels import Kernel, Skipped, find_kernels
+from .library import estimate_library
+from .model import KERNEL_LAUNCH_OVERHEAD_NS
+from .tiled import NotTileable, best_tiling, configured_tiling, estimate_tiled, num_output_tiles
+from .why import explain
+
+if TYPE_CHECKING:
+    from ..hlo.ir import HloModule
+
+MODELS = ("xla", "hloidx")
+SORT_KEYS = ("time", "bytes", "flops", "name")
+
+
+@dataclass
+class CostReport:
+    module: str
+    device: CostDevice
+    model: str
+    kernels: list[KernelCost]
+    skipped: list[Skipped] = field(default_factory=list)
+
+    @property
+    def total_time_ns(self) -> float:
+        """Sum of the kernels' estimates plus XLA's 1 µs launch overhead per kernel."""
+        return self.kernels_time_ns + KERNEL_LAUNCH_OVERHEAD_NS * self.launches
+
+    @property
+    def launches(self) -> int:
+        return sum(k.launches for k in self.kernels)
+
+    @property
+    def kernels_time_ns(self) -> float:
+        return sum(k.time_ns for k in self.kernels)
+
+    def sorted(self, key: str = "time") -> list[KernelCost]:
+        if key not in SORT_KEYS:
+            raise HloidxError(f"unknown sort key {key!r}; one of {', '.join(SORT_KEYS)}")
+        if key == "name":
+            return sorted(self.kernels, key=lambda k: k.name)
+        value = {
+            "time": lambda k: (k.exec_time_ns is not None, k.time_ns),
+            "bytes": lambda k: (True, k.bytes_read + k.bytes_written),
+            "flops": lambda k: (True, k.flops),
+        }[key]
+        return sorted(self.kernels, key=value, reverse=True)
+
+    def as_dict(self, sort: str = "time", limit: int | None = None) -> dict[str, Any]:
+        rows = self.sorted(sort)
+        if limit is not None:
+            rows = rows[:limit]
+        total = self.kernels_time_ns
+        return {
+            "schema_version": 1,
+            "module": self.module,
+            "device": self.device.name,
+            "model": self.model,
+            "estimate": "estimated from XLA's GPU cost model formulas, not measured",
+            "kernels": [k.as_json(total) for k in rows],
+            "not_kernels": [
+                {"name": s.name, "opcode": s.opcode, "reason": s.reason} for s in self.skipped
+            ],
+            "totals": {
+                "kernels": len(self.kernels),
+                "kernels_time_ns": round(total, 3),
+                "launches": self.launches,
+                "launch_overhead_ns": KERNEL_LAUNCH_OVERHEAD_NS * self.launches,
+                "bytes_read": sum(k.bytes_read for k in self.kernels),
+                "bytes_written": sum(k.bytes_written for k in self.kernels),
+                "flops": sum(k.flops for k in self.kernels),
+                "not_fitting": sum(1 for k in self.kernels if k.exec_time_ns is None),
+            },
+            "total_time_ns": round(self.total_time_ns, 3),
+        }
+
+    def text(self, sort: str = "time", limit: int | None = None) -> str:
+        from .text import report_text
+
+        return report_text(self, sort, limit)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _fingerprint(kernel: Kernel) -> Any:
+    """The kernel's computation without names (what ``--compare`` matches kernels by)."""
+    instr = kernel.instruction
+    if kernel.fusion is None:
+        return (instr.opcode, str(instr.shape), tuple(str(o.shape) for o in instr.operands))
+    try:
+        return (instr.opcode, structure_key(body_of(kernel.fusion)))
+    except HloidxError:
+        return None
+
+
+def _estimate_key(kernel: Kernel) -> Any:
+    """Equal keys, equal estimates: the computation, the fusion kind and its configuration."""
+    if kernel.kind == "library" or kernel.fusion is None:
+        return None
+    found = _fingerprint(kernel)
+    if found is None:
+        return None
+    fusion = kernel.fusion
+    return (kernel.kind, fusion.fusion_kind, fusion.attributes.get("backend_config", ""), found)
+
+
+def _heaviest(kernel: Kernel, index: int) -> str:
+    """The instruction at ``index`` of the kernel's fused computation, as ``opcode name``."""
+    if kernel.fusion is None or index < 0:
+        return ""
+    instructions = body_of(kernel.fusion).instructions
+    if index >= len(instructions):
+        return ""
+    instr = instructions[index]
+    return f"{instr.opcode} {instr.name}"
+
+
+def _renamed(template: KernelCost, kernel: Kernel) -> KernelCost:
+    """A copy of an equal kernel's estimate, with this kernel's names."""
+    instr = kernel.instruction
+    operands = [
+        replace(o, name=instr.operands[o.index].name if o.index < len(instr.operands) else o.name)
+        for o in template.operands
+    ]
+    cost = replace(
+        template,
+        heaviest_op=_heaviest(kernel, template.heaviest_index),
+        name=kernel.name,
+        operands=operands,
+        notes=list(template.notes),
+        launches=kernel.repeats,
+    )
+    cost.why = explain(cost)
+    return cost
+
+
+def _estimate_triton(kernel: Kernel, device: CostDevice, model: str) -> KernelCost:
+    fusion = kernel.fusion
+    assert fusion is not None
+    sizes, warps = configured_tiling(fusion)
+    try:
+        if sizes:
+            launch = None
+            if warps is not None:
+                launch = (num_output_tiles(fusion, tuple(sizes[0])), warps * device.warp_size)
+            cost = estimate_tiled(fusion, device, tuple(sizes[0]), launch).cost
+            cost.notes.append("tiling from block_level_fusion_config")
+            return cost
+        best = best_tiling(fusion, device)
+        if best is not None:
+            best.cost.notes.append(
+                "no block_level_fusion_config: the fastest tiling of XLA's search"
+            )
+            return best.cost
+        why = "no tiling fits in registers"
+    except NotTileable as e:
+        why = str(e)
+    cost = estimate_fusion(fusion, device, model)
+    cost.notes.append(f"the tiled model does not apply ({why}): estimated as a fusion")
+    return cost
+
+
+def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -> KernelCost:
+    """The estimate of one kernel by ``model``."""
+    instr = kernel.instruction
+    if kernel.kind == "library" or kernel.fusion is None:
+        cost = estimate_library(instr, device)
+    elif kernel.kind == "triton":
+        cost = _estimate_triton(kernel, device, model)
+    else:
+        cost = estimate_fusion(kernel.fusion, device, model)
+    cost.name = kernel.name
+    cost.heaviest_op = _heaviest(kernel, cost.heaviest_index)
+    cost.opcode = instr.opcode
+    cost.launches = kernel.repeats
+    if kernel.kind == "op":
+        cost.kind = "unfused op"
+    cost.fingerprint = _fingerprint(kernel)
+    cost.why = explain(cost)
+    return cost
+
+
+def _as_module(module_or_text: HloModule | str) -> HloModule:
+    if isinstance(module_or_text, str):
+        from ..hlo.syntax import parse_hlo
+
+        return parse_hlo(module_or_text)
+    return module_or_text
+
+
+def estimate_module(
+    module_or_text: HloModule | str, device: str = "rtx-a6000", model: str = "hloidx"
+) -> CostReport:
+    """Every kernel of the module's entry computation, estimated on ``device`` by ``model``
+    (``hloidx``: distinct bytes and thread-map coalescing; ``xla``: XLA's model as is)."""
+    if model not in MODELS:
+        raise HloidxError(f"unknown cost model {model!r}; one of {', '.join(MODELS)}")
+    module = _as_module(module_or_text)
+    profile = cost_device(device)
+    kernels, skipped = find_kernels(module)
+    costs = []
+    seen: dict[Any, KernelCost] = {}
+    for kernel in kernels:
+        try:
+            key = _estimate_key(kernel)
+            if key is not None and key in seen:
+                costs.append(_renamed(seen[key], kernel))
+                continue
+            cost = estimate_kernel(kernel, profile, model)
+            costs.append(cost)
+            if key is not None:
+                seen[key] = cost
+        except HloidxError as e:
+            skipped.append(Skipped(kernel.name, kernel.instruction.opcode, str(e)))
+    return CostReport(module.name, profile, model, costs, skipped)
