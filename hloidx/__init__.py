@@ -237,7 +237,18 @@ def cost(
     """What each kernel of a module costs on a GPU (``hloidx cost``; estimates from XLA's GPU
     cost model, labelled so): a table in a notebook, ``to_pandas()`` one row per kernel.
     ``model``: ``"hloidx"`` (bytes from the maps) or ``"xla"``; options ``sort`` (time,
-    bytes, flops, name) and ``limit``."""
+    bytes, flops, name) and ``limit``.
+
+    >>> import hloidx
+    >>> c = hloidx.cost(hloidx.parse_hlo('''
+    ... HloModule m
+    ... f { p = f32[1024] parameter(0)
+    ...     ROOT n = f32[1024] negate(p) }
+    ... ENTRY e { x = f32[1024] parameter(0)
+    ...     ROOT fusion = f32[1024] fusion(x), kind=kLoop, calls=f }'''), "h100")
+    >>> [k["name"] for k in c.as_dict()["kernels"]]
+    ['fusion']
+    """
     from .notebook import cost as _cost
 
     return _cost(module, device, model=model, **options)

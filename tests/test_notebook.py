@@ -193,6 +193,13 @@ def test_cost_view_shows_a_table_per_kernel() -> None:
     df = c.to_pandas()
     assert isinstance(df, pd.DataFrame)
     assert len(df) == len(kernels)
+    # every JSON field of every kernel is a column (nested ones as `field.subfield`)
+    for kernel, row in zip(kernels, df.to_dict("records"), strict=True):
+        for key, value in kernel.items():
+            if isinstance(value, dict):
+                assert any(c.startswith(key + ".") for c in df.columns), key
+            elif not isinstance(value, list) and value is not None:
+                assert row[key] == value, key
 
 
 def _samples() -> list[Path]:

@@ -341,7 +341,13 @@ class CostView(Display):
     """What each kernel of a module costs on a GPU (``hloidx cost FILE --device D [--sort S]
     [--limit N]``): ``str()`` its text, ``as_dict()`` its JSON, ``to_pandas()`` one row per
     kernel with every JSON field (nested fields as dotted columns); ``.report`` the
-    ``CostReport``. Times are estimates from XLA's GPU cost model, labelled so."""
+    ``CostReport``. Times are estimates from XLA's GPU cost model, labelled so.
+
+    >>> import hloidx
+    >>> c = hloidx.cost(_LOOP, "a100", sort="name")
+    >>> len(c.kernels()), c.as_dict()["kernels"][0]["name"]
+    (1, 'fusion')
+    """
 
     def __init__(self, report: Any, sort: str = "time", limit: int | None = None) -> None:
         self.report = report
