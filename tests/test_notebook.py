@@ -189,6 +189,9 @@ def test_cost_view_shows_a_table_per_kernel() -> None:
     assert page.tags("table")
     kernels = c.as_dict()["kernels"]
     assert kernels
+    for k in kernels[:40]:
+        assert k["name"] in page.all_text
+    assert "not measured" in page.all_text  # an estimate says so
     pd = pytest.importorskip("pandas", reason=NO_EXTRA)
     df = c.to_pandas()
     assert isinstance(df, pd.DataFrame)

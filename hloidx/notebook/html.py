@@ -19,7 +19,8 @@ STYLE = """
 .hloidx th, .hloidx td { border: 1px solid #ccc; padding: 2px 6px; text-align: left;
   vertical-align: top; }
 .hloidx th { background: #f0f0f0; }
-.hloidx td.num { text-align: right; }
+.hloidx table { font-size: 13px; }
+.hloidx td.num { text-align: right; white-space: nowrap; }
 .hloidx pre { margin: 0.2em 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 .hloidx .exact, .hloidx .never-read, .hloidx .never { color: #2a7d2a; }
 .hloidx .unknown { color: #b36b00; font-weight: bold; }
@@ -45,8 +46,11 @@ def status(text: str | None) -> str:
     return f'<span class="{status_class(value)}">{escape(value)}</span>'
 
 
-def cell(value: Any, *, mono: bool = False, raw: bool = False) -> str:
-    """One ``td``: numbers right-aligned, None as ``?``, text escaped (``raw``: HTML given)."""
+def cell(value: Any, *, mono: bool = False, raw: bool = False, num: bool = False) -> str:
+    """One ``td``: numbers right-aligned, None as ``?``, text escaped (``raw``: HTML given;
+    ``num``: text that stands for a number, such as ``65.5 kB``)."""
+    if num:
+        return f'<td class="num">{escape(str(value))}</td>'
     if raw:
         return f"<td>{value}</td>"
     if value is None:

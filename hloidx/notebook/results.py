@@ -375,12 +375,45 @@ class CostView(Display):
         return flat, columns
 
     def html(self) -> str:
+        """The columns of ``hloidx cost`` (every JSON field is in ``to_pandas()``)."""
+        from ..perf.text import human_bytes, human_count, human_time
+
         doc = self.as_dict()
-        flat, columns = self._columns()
-        rows = [[h.cell(row.get(c)) for c in columns] for row in flat[:HTML_ROWS]]
-        title = f"estimated cost of {doc.get('module', '')} on {_device_name(doc)}"
+        rows = []
+        for k in doc.get("kernels", [])[:HTML_ROWS]:
+            launch = k.get("launch") or {}
+            blocks, threads = launch.get("blocks"), launch.get("threads_per_block")
+            share = k.get("share")
+            flops = human_count(k["flops"]) if k.get("flops") is not None else "-"
+            rows.append(
+                [
+                    h.cell(k.get("name"), mono=True),
+                    h.cell(k.get("emitter")),
+                    h.cell(f"{blocks}x{threads}" if blocks is not None else "-", num=True),
+                    h.cell(flops, num=True),
+                    h.cell(human_bytes(k.get("bytes_read") or 0), num=True),
+                    h.cell(human_bytes(k.get("bytes_written") or 0), num=True),
+                    h.cell(human_time(k.get("read_time_ns")), num=True),
+                    h.cell(human_time(k.get("write_time_ns")), num=True),
+                    h.cell(human_time(k.get("compute_time_ns")), num=True),
+                    h.cell(human_time(k.get("exec_time_ns")), num=True),
+                    h.cell(k.get("bound")),
+                    h.cell("-" if share is None else f"{share:.1%}", num=True),
+                    h.cell(k.get("why") or ""),
+                ]
+            )
+        header = ["kernel", "emitter", "launch", "flops", "read", "written", "read t"]
+        header += ["write t", "compute t", "est. time", "bound", "share", "why"]
+        title = f"cost of {doc.get('module', '')} on {_device_name(doc)}"
+        estimate = doc.get("estimate") or "an estimate, not a measurement"
+        total = doc.get("total_time_ns")
+        totals = "" if total is None else f"estimated module time: {human_time(total)}; "
         more = ": .to_pandas() has them all"
-        return h.heading(title, 3) + h.table(columns, rows, total=len(flat), more=more)
+        return (
+            h.heading(title, 3)
+            + h.note(f"{totals}{estimate}")
+            + h.table(header, rows, total=len(doc.get("kernels", [])), more=more)
+        )
 
     def to_pandas(self) -> Any:
         from .frames import frame
