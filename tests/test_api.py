@@ -278,3 +278,10 @@ def test_cost_is_the_cost_command(device: str, model: str, sort: str, limit: int
     args += [] if limit is None else ["--limit", str(limit)]
     assert str(c) + "\n" == _cli(*args)
     assert c.as_dict() == json.loads(_cli(*args, "--format", "json"))
+
+
+def test_a_file_name_is_read_and_bad_text_is_a_located_error() -> None:
+    path = SEED / "transpose.hlo"
+    assert hloidx.analyze(str(path)).as_dict() == hloidx.analyze(path).as_dict()
+    with pytest.raises(HloidxError, match=r"<string>:2:25: unexpected .p."):
+        hloidx.analyze("ENTRY e { p = f32[4] parameter(0)\nROOT t = f32[4] bogus(p p) }")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from pathlib import Path
 from typing import Any
 
 from ..errors import HloidxError
@@ -16,7 +17,8 @@ from .results import CoalescingView, CostView, Picture, ThreadsView, TileView, p
 
 def as_module(source: Any) -> HloModule:
     """``source`` as a module: a module as it is, text parsed (HLO or StableHLO, detected),
-    a path read and parsed (errors located in the file), an analysis's module."""
+    a path (or the name of an existing file) read and parsed (errors located in the file), an
+    analysis's module."""
     if isinstance(source, HloModule):
         return source
     if isinstance(source, Analysis):
@@ -26,6 +28,8 @@ def as_module(source: Any) -> HloModule:
         with open(path, encoding="utf-8", errors="replace") as handle:
             return _parse(handle.read(), path)
     if isinstance(source, str):
+        if "\n" not in source and os.path.isfile(source):  # a file's name, not HLO text
+            return as_module(Path(source))
         return _parse(source, "<string>")
     raise TypeError(f"expected an HloModule, HLO text or a path, not {type(source).__name__}")
 
