@@ -159,7 +159,7 @@ def tile(module: Any, instruction: str, sizes: Any = "symbolic") -> TileView:
 
 def analyze(module: Any, **options: Any) -> Analysis:
     r"""Indexing maps, verdicts and utilization for every instruction of a module (an
-    ``HloModule``, HLO or StableHLO text, or a ``pathlib.Path``).
+    ``HloModule``, HLO or StableHLO text, or a file's name or ``pathlib.Path``).
 
     The result iterates over its instructions entry computation first; ``.instruction(name)``
     (``%`` optional), ``.entry()``, ``.fusions()``, ``.summary()``, ``.to_pandas()``;
