@@ -23,6 +23,7 @@ Imports are lazy so that ``hloidx --help`` starts fast.
 
 from __future__ import annotations
 
+import sys as _sys
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -39,8 +40,9 @@ if TYPE_CHECKING:
         TileView,
     )
 
-# In IPython, maps show as their text and domain (registered by name: nothing is imported).
-if "IPython" in __import__("sys").modules:  # pragma: no cover - depends on the host
+# In IPython (a notebook's kernel), maps show as their text and domain: the formatters are
+# registered by the class's name, so no map code is imported for it.
+if "IPython" in _sys.modules:  # pragma: no cover - depends on the host
     from .notebook.maps import register_formatters as _register
 
     _register()

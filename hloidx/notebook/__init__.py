@@ -11,28 +11,38 @@ command line's text renderers (and so Click and Rich) only lazily, when text is 
 
 from __future__ import annotations
 
-from .analysis import COLUMNS, Analysis, InstructionView, OperandView, Summary
-from .api import analyze, coalescing, cost, show, threads, tile
-from .maps import MapView, register_formatters
-from .results import CoalescingView, CostView, Picture, ThreadsView, TileView
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "COLUMNS",
-    "Analysis",
-    "CoalescingView",
-    "CostView",
-    "InstructionView",
-    "MapView",
-    "OperandView",
-    "Picture",
-    "Summary",
-    "ThreadsView",
-    "TileView",
-    "analyze",
-    "coalescing",
-    "cost",
-    "register_formatters",
-    "show",
-    "threads",
-    "tile",
-]
+#: each public name and its module (imported when first asked for: ``import hloidx`` in a
+#: kernel registers the map formatters without loading the analyses)
+_WHERE = {
+    "COLUMNS": "analysis",
+    "Analysis": "analysis",
+    "InstructionView": "analysis",
+    "OperandView": "analysis",
+    "Summary": "analysis",
+    "analyze": "api",
+    "coalescing": "api",
+    "cost": "api",
+    "show": "api",
+    "threads": "api",
+    "tile": "api",
+    "MapView": "maps",
+    "register_formatters": "maps",
+    "CoalescingView": "results",
+    "CostView": "results",
+    "Picture": "results",
+    "ThreadsView": "results",
+    "TileView": "results",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{module}"), name)
+
+
+__all__ = sorted(_WHERE)
