@@ -339,7 +339,7 @@ class InstructionView(Display):
         from ..pictures.html import instruction_section
 
         parts, _ = instruction_section(self.record, self.spelling, pictures_left=1 << 30)
-        return "\n".join(parts)
+        return "".join(parts)
 
     def to_pandas(self) -> Any:
         """This instruction's rows of :meth:`Analysis.to_pandas`."""

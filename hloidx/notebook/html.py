@@ -13,14 +13,13 @@ from typing import Any
 STYLE = """
 .hloidx { font-family: system-ui, sans-serif; font-size: 13px; max-width: 100%; }
 .hloidx .box { max-width: 100%; overflow-x: auto; }
-.hloidx code, .hloidx pre, .hloidx td.mono { font-family: ui-monospace, monospace;
+.hloidx code, .hloidx pre, .hloidx table td.mono { font-family: ui-monospace, monospace;
   font-size: 12px; }
-.hloidx table { border-collapse: collapse; margin: 0.3em 0 0.8em; }
-.hloidx th, .hloidx td { border: 1px solid #ccc; padding: 2px 6px; text-align: left;
-  vertical-align: top; }
-.hloidx th { background: #f0f0f0; }
-.hloidx table { font-size: 13px; }
-.hloidx td.num { text-align: right; white-space: nowrap; }
+.hloidx table { border-collapse: collapse; margin: 0.3em 0 0.8em; font-size: 13px; }
+.hloidx table th, .hloidx table td { border: 1px solid #ccc; padding: 2px 6px;
+  text-align: left; vertical-align: top; }
+.hloidx table th { background: #f0f0f0; }
+.hloidx table td.num { text-align: right; white-space: nowrap; }
 .hloidx pre { margin: 0.2em 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 .hloidx .exact, .hloidx .never-read, .hloidx .never { color: #2a7d2a; }
 .hloidx .unknown { color: #b36b00; font-weight: bold; }
