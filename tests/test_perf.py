@@ -40,12 +40,9 @@ MODULES = [
     ROOT / "tests" / "data" / "corpus" / "einsum_heavy.opt.hlo",
     ROOT / "tests" / "data" / "corpus" / "cnn_pool_batchnorm.opt.hlo",
 ]
-_SKIP_SLOW = {"best_tiling_combined_fusion.hlo", "tiles_beyond_int32.hlo"}
 
 
-@pytest.mark.parametrize(
-    "path", [p for p in MODULES if p.name not in _SKIP_SLOW], ids=lambda p: p.name
-)
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
 def test_hloidx_model_never_reads_more_distinct_bytes_than_the_operand_holds(path) -> None:
     report = estimate_module(path.read_text(), "rtx-a6000", "hloidx")
     for kernel in report.kernels:
@@ -56,9 +53,7 @@ def test_hloidx_model_never_reads_more_distinct_bytes_than_the_operand_holds(pat
         assert kernel.why
 
 
-@pytest.mark.parametrize(
-    "path", [p for p in MODULES if p.name not in _SKIP_SLOW], ids=lambda p: p.name
-)
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
 def test_every_entry_instruction_has_a_row_or_a_reason(path) -> None:
     module = hloidx.parse_hlo(path.read_text())
     report = estimate_module(module, "rtx-a6000", "hloidx")
@@ -305,3 +300,22 @@ def test_a_while_loop_with_a_known_trip_count_launches_its_body_that_many_times(
     assert report.total_time_ns == pytest.approx(total + 1000 * launches)
     (loop,) = [s for s in report.skipped if s.name == "while.6"]
     assert "10 trips" in loop.reason
+
+
+def test_html_page_svgs_are_well_formed_and_escape_names() -> None:
+    import re
+    import xml.etree.ElementTree as ET
+
+    from hloidx.perf.html import report_html
+
+    report = estimate_module(VIEW.read_text())
+    report.kernels[0].why += " <b>&"
+    page = report_html(report)
+    svgs = re.findall(r"<svg.*?</svg>", page, re.DOTALL)
+    assert len(svgs) == 2
+    for svg in svgs:
+        ET.fromstring(svg)  # well-formed XML: every name and tooltip escaped
+    assert "&lt;b&gt;&amp;" in page
+    assert "<b>&" not in page
+    circles = re.findall(r"<circle", svgs[1])
+    assert len(circles) == sum(1 for k in report.kernels if k.flops and k.exec_time_ns)

@@ -40,6 +40,11 @@ def peak_flops_per_s(report: CostReport) -> float:
     return int(d.clock_rate_ghz * 2) * d.core_count * d.fpus_per_core * 1e9
 
 
+def dram_bytes(k: KernelCost) -> int:
+    """Bytes the kernel moves to and from DRAM: each operand's distinct bytes, its output."""
+    return sum(o.bytes_distinct for o in k.operands) + k.bytes_written
+
+
 def _row_text(k: KernelCost, total: float) -> str:
     share = f"{k.time_ns / total:.1%}" if total and k.exec_time_ns is not None else "-"
     return (
@@ -56,12 +61,13 @@ def roofline_svg(report: CostReport) -> str:
     bandwidth = report.device.memory_bandwidth
     points = []
     for k in report.kernels:
-        moved = k.bytes_read + k.bytes_written
-        if k.exec_time_ns is None or not moved or not k.exec_time_ns:
+        moved = dram_bytes(k)
+        if k.exec_time_ns is None or not moved or not k.exec_time_ns or not k.flops:
             continue
         intensity = max(k.flops / moved, 1e-3)
         throughput = max(k.flops / (k.exec_time_ns * 1e-9), 1e6)
         points.append((k, intensity, throughput))
+    undrawn = len(report.kernels) - len(points)
     x_lo, x_hi = -3.0, 4.0
     y_lo, y_hi = 6.0, log10(peak) + 0.5
 
@@ -87,7 +93,10 @@ def roofline_svg(report: CostReport) -> str:
         f"{escape(report.device.name)}: memory {bandwidth / 1e9:.0f} GB/s, compute "
         f"{peak / 1e12:.1f} Tflop/s (XLA's FPU model)</text>",
         f'<text x="{_W / 2:.0f}" y="{_H - 10}" font-size="12" text-anchor="middle">'
-        "arithmetic intensity (flops per byte moved, log)</text>",
+        "arithmetic intensity (flops per DRAM byte: distinct bytes read + written, log)</text>",
+        f'<text x="{_W - _PAD}" y="{_PAD + 4}" font-size="10" text-anchor="end">'
+        f"not drawn: {undrawn} kernel{'' if undrawn == 1 else 's'} without flops or an "
+        "estimate</text>",
         f'<text x="12" y="{_H / 2:.0f}" font-size="12" transform="rotate(-90 12 {_H / 2:.0f})" '
         'text-anchor="middle">estimated flop/s (log)</text>',
     ]
@@ -134,6 +143,14 @@ def time_bar_svg(report: CostReport, top: int = 8) -> str:
             )
         x += w
     parts.append("</svg>")
+    legend = []
+    for i, (name, ns, _) in enumerate(pieces):
+        colour = _COLOURS[i % len(_COLOURS)] if not name.endswith("others") else "#bab0ac"
+        legend.append(
+            f'<span style="color:{colour}">■</span> {escape(name)} {human_time(ns)} '
+            f"({ns / total:.1%})"
+        )
+    parts.append(f"<p>{' · '.join(legend)}</p>")
     return "\n".join(parts)
 
 

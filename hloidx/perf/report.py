@@ -69,6 +69,7 @@ class CostReport:
             "device": self.device.name,
             "model": self.model,
             "estimate": "estimated from XLA's GPU cost model formulas, not measured",
+            "share_of": "the kernels' estimated time, launch overhead excluded",
             "kernels": [k.as_json(total) for k in rows],
             "not_kernels": [
                 {"name": s.name, "opcode": s.opcode, "reason": s.reason} for s in self.skipped
@@ -180,6 +181,8 @@ def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -
         cost = estimate_library(instr, device)
     elif kernel.kind == "triton":
         cost = _estimate_triton(kernel, device, model)
+        if model == "hloidx" and cost.tile_sizes is not None:
+            cost.notes.append("the tiled model is XLA's in both models (hloidx adds nothing)")
     else:
         cost = estimate_fusion(kernel.fusion, device, model)
     cost.name = kernel.name

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .model import KERNEL_LAUNCH_OVERHEAD_NS as LAUNCH_OVERHEAD_NS
+
 if TYPE_CHECKING:
     from .costs import KernelCost, OperandCost
 
@@ -95,4 +97,6 @@ def explain(cost: KernelCost) -> str:
         else:
             head = f"{top.name}: {_operand_reason(top, cost.bytes_written)}"
     parts = [head, *_differences(cost)]
+    if cost.exec_time_ns is not None and cost.exec_time_ns < LAUNCH_OVERHEAD_NS:
+        parts.append("the 1 us launch overhead exceeds the kernel's own estimate")
     return "; ".join(parts)
