@@ -11,7 +11,7 @@ from typing import Any
 
 from ..hlo.analysis import InstructionAnalysis, ModuleAnalysis, OperandAnalysis
 from ..hlo.ir import HloModule
-from ..hlo.report import format_map, instruction_to_json, module_to_json, verdict_label
+from ..hlo.report import instruction_to_json, module_to_json, verdict_label
 from ..hlo.selection import SelectionError, ordered_computations
 from ..hlo.summary import summarize
 from . import html as h
@@ -427,4 +427,4 @@ class OperandView(Display):
         return "".join(parts)
 
 
-__all__ = ["COLUMNS", "Analysis", "InstructionView", "OperandView", "Summary", "format_map"]
+__all__ = ["COLUMNS", "Analysis", "InstructionView", "OperandView", "Summary"]
