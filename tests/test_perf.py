@@ -39,6 +39,7 @@ MODULES = [
     ROOT / "tests" / "data" / "corpus" / "rnn_scan.opt.hlo",
     ROOT / "tests" / "data" / "corpus" / "einsum_heavy.opt.hlo",
     ROOT / "tests" / "data" / "corpus" / "cnn_pool_batchnorm.opt.hlo",
+    ROOT / "tests" / "data" / "corpus" / "large_resnet12_fwd_bwd.opt.hlo",
 ]
 
 
@@ -319,3 +320,72 @@ def test_html_page_svgs_are_well_formed_and_escape_names() -> None:
     assert "<b>&" not in page
     circles = re.findall(r"<circle", svgs[1])
     assert len(circles) == sum(1 for k in report.kernels if k.flops and k.exec_time_ns)
+
+
+_MIX = """HloModule mix
+ENTRY e {
+  p = f32[64,128]{1,0} parameter(0)
+  i = s32[10,1] parameter(1)
+  t = f32[128,64]{1,0} transpose(p), dimensions={1,0}
+  cp = f32[64,128]{0,1} copy(p)
+  g = f32[10,128]{1,0} gather(p, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,128}
+  ROOT out = (f32[128,64]{1,0}, f32[64,128]{0,1}, f32[10,128]{1,0}) tuple(t, cp, g)
+}"""
+
+ORACLE_CASES = [
+    ((COST / "broadcast_elementwise.hlo").read_text(), "multiply", None),
+    ((COST / "reduce.hlo").read_text(), "reduce", {1: 0.0}),
+    (_TRANSPOSED_LOOP, "f", None),
+    (VIEW.read_text(), "added", None),
+    (_MIX, "t", None),
+    (_MIX, "cp", None),
+    (_MIX, "g", None),
+]
+
+
+@pytest.mark.parametrize(("text", "name", "values"), ORACLE_CASES, ids=lambda v: str(v)[:12])
+def test_hloidx_bytes_are_what_the_provenance_interpreter_reads(text, name, values) -> None:
+    """Bytes read (pairs of output element and operand element) and distinct bytes against
+    hloidx's provenance interpreter, which never uses maps: equal where the maps are exact,
+    never fewer distinct bytes where runtime offsets make them a bound."""
+    import numpy as np
+
+    from hloidx.check.interpreter import oracle_relation, reads
+    from hloidx.hlo.element_types import element_bytes
+    from hloidx.perf.kernels import find_kernels
+
+    module = hloidx.parse_hlo(text)
+    report = estimate_module(module, "rtx-a6000", "hloidx")
+    kernel = next(k for k in find_kernels(module)[0] if k.name == name)
+    cost = next(k for k in report.kernels if k.name == name)
+    data = None if values is None else {j: np.asarray(v) for j, v in values.items()}
+    evaluation = reads(kernel.fusion, operand_values=data)
+    for o in cost.operands:
+        relation = oracle_relation(kernel.fusion, o.index, evaluation=evaluation)
+        eb = element_bytes(kernel.fusion.operands[o.index].shape.element_type)
+        distinct = len({source for _, source in relation}) * eb
+        if "(exact)" in o.counted:
+            assert o.bytes_distinct == distinct, o.name
+            assert o.bytes_read == len(relation) * eb, o.name
+        else:
+            assert distinct <= o.bytes_distinct <= o.size, o.name
+
+
+def test_a_call_is_inlined_its_kernels_are_rows() -> None:
+    report = estimate_module(
+        hloidx.parse_hlo(
+            """HloModule m
+f {
+  x = f32[8,16] parameter(0)
+  ROOT e = f32[8,16] exponential(x)
+}
+ENTRY main {
+  p = f32[8,16] parameter(0)
+  ROOT c = f32[8,16] call(p), to_apply=f
+}"""
+        )
+    )
+    assert [k.name for k in report.kernels] == ["c/e"]
+    assert report.kernels[0].launches == 1
+    (call,) = [s for s in report.skipped if s.name == "c"]
+    assert "inlines" in call.reason

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..caches import memo
+from ..errors import HloidxError
 from ..gpu.coalescing import Figures, is_coalesced, measure
 from ..gpu.thread_maps import thread_maps, to_physical
 from ..hlo.element_types import element_bytes
@@ -43,7 +44,10 @@ def operand_verdicts(
         choice = replace(choice, detail=launch.reduction.detail)
     if launch.scatter is not None:
         choice = replace(choice, detail=launch.scatter.variant)
-    threads = thread_maps(fusion, choice, launch)
+    try:
+        threads = thread_maps(fusion, choice, launch)
+    except HloidxError:
+        return [None] * len(fusion.operands)  # no thread maps: XLA's heuristic stands
     out: list[OperandVerdict | None] = []
     for k, operand in enumerate(fusion.operands):
         reads = threads.operands[k] if k < len(threads.operands) else []

@@ -113,7 +113,7 @@ def _skip_reason(instr: Instruction) -> str | None:
     op = instr.opcode
     if op in FREE:
         return "launches no kernel (cost 0)"
-    if op == "while" and known_trip_count(instr) is not None:
+    if (op == "while" and known_trip_count(instr) is not None) or op == "call":
         return None
     if op in _CONTROL:
         return (
@@ -211,6 +211,16 @@ def _collect(
         reason = _skip_reason(instr)
         if reason is not None:
             skipped.append(Skipped(name, op, reason))
+            continue
+        if op == "call":
+            body = (instr.called_computations.get("to_apply") or [None])[0]
+            if body is None or depth > 8:
+                skipped.append(Skipped(name, op, "control flow (call): no computation"))
+                continue
+            skipped.append(
+                Skipped(name, op, f"a call (XLA inlines it): its kernels are rows named {name}/...")
+            )
+            _collect(module, body, name + "/", repeats, kernels, skipped, depth + 1)
             continue
         if op == "while":
             trips = known_trip_count(instr) or 0

@@ -39,8 +39,10 @@ def _mb(n: float) -> str:
 
 def _operand_reason(o: OperandCost, output_bytes: int) -> str:
     reasons = []
-    if not o.coalesced or o.utilization_rate < 0.999:
+    if not o.coalesced:
         reasons.append(f"not coalesced ({o.utilization_rate:.0%} of each transaction used)")
+    elif o.utilization_rate < 0.999:
+        reasons.append(f"{o.utilization_rate:.0%} of each transaction used")
     reuse = o.bytes_read / o.bytes_distinct if o.bytes_distinct else 0.0
     if reuse >= 1.5:
         if o.size * 4 <= output_bytes:
