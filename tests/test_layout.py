@@ -40,7 +40,22 @@ ALLOWED: dict[str, set[str]] = {
         "maps",
         "base",
     },
+    # the display layer: the public result objects; it reaches the CLI's text renderers
+    # lazily only (test_layout_display_code_stays_above_the_analyses)
+    "notebook": {
+        "cli",
+        "perf",
+        "check",
+        "gpu",
+        "tiling",
+        "stablehlo",
+        "pictures",
+        "hlo",
+        "maps",
+        "base",
+    },
     "api": {
+        "notebook",
         "cli",
         "check",
         "perf",
@@ -184,6 +199,26 @@ def _from_jax() -> object:
     return hloidx.from_jax(lambda x: x.T, jnp.ones((4, 6)))
 
 
+_FUSION = """HloModule m
+f {
+  p = f32[64] parameter(0)
+  ROOT n = f32[64] negate(p)
+}
+ENTRY e {
+  x = f32[64] parameter(0)
+  ROOT fusion = f32[64] fusion(x), kind=kLoop, calls=f
+}
+"""
+
+
+def _cost() -> object:
+    if not _is_module("hloidx.perf"):  # the cost model's branch: the call must say so
+        with pytest.raises(hloidx.errors.HloidxError, match="cost model"):
+            hloidx.cost(_FUSION)
+        return None
+    return hloidx.cost(_FUSION)
+
+
 def _call(name: str) -> object:
     m = hloidx.parse_map(_MAP)
     calls = {
@@ -201,6 +236,10 @@ def _call(name: str) -> object:
         "parse_stablehlo": lambda: hloidx.parse_stablehlo(_STABLEHLO),
         "from_jax": _from_jax,
         "tile": lambda: hloidx.tile(hloidx.parse_hlo(_HLO), "t", (2, 4)),
+        "show": lambda: hloidx.show(hloidx.parse_hlo(_HLO), "t"),
+        "threads": lambda: hloidx.threads(_FUSION, "fusion"),
+        "coalescing": lambda: hloidx.coalescing(_FUSION),
+        "cost": _cost,
     }
     return calls[name]()
 
@@ -241,9 +280,6 @@ def test_python_dash_m_runs_the_command_line() -> None:
 # ---------------------------------------------------------------------------
 
 
-#: Circles inside packages other branches own (``hloidx/maps/``: the simplifier work;
-#: ``hloidx/gpu/``: the GPU work). Each entry is the sorted module set of one circle; the
-#: integrator empties this set when those branches are merged.
 def _import_graph() -> dict[str, set[str]]:
     """module -> the hloidx modules it imports (anywhere in the file, relative or absolute).
 
@@ -336,3 +372,56 @@ def test_layout_circle_finder_sees_a_circle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [(frozenset("abc"), ["a", "b", "c", "a"])]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+# ---------------------------------------------------------------------------
+# The display layer sits above the analyses
+# ---------------------------------------------------------------------------
+
+#: the layers of analyses: they never import pictures, HTML, notebook or DataFrame code
+ANALYSES = {"base", "maps", "hlo", "stablehlo", "gpu", "tiling", "perf", "cost", "check"}
+DISPLAY_MODULES = {"html", "xml", "IPython", "pandas", "hloidx.pictures", "hloidx.notebook"}
+
+
+def _module_level_imports(path: Path, text: str | None = None) -> set[str]:
+    """The modules imported when ``path`` is imported (not those imported inside a function)."""
+    lazy: set[int] = set()
+    tree = ast.parse(path.read_text(encoding="utf-8") if text is None else text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            lazy.update(id(n) for n in ast.walk(node) if n is not node)
+    eager = {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)}
+    eager -= {n.lineno for n in ast.walk(tree) if id(n) in lazy and hasattr(n, "lineno")}
+    return {t for line, t in _imports(path, text) if line in eager}
+
+
+def _display_violations(path: Path, text: str | None = None) -> list[str]:
+    here = _layer(_module_name(path))
+    found = []
+    for line, target in _imports(path, text):
+        if here in ANALYSES and any(
+            target == d or target.startswith(d + ".") for d in DISPLAY_MODULES
+        ):
+            found.append(f"{path.name}:{line}: {here} imports display code {target}")
+        if here != "api" and here != "notebook" and target.startswith("hloidx.notebook"):
+            found.append(f"{path.name}:{line}: {here} imports the display layer {target}")
+    if here == "notebook":
+        for target in _module_level_imports(path, text):
+            if target.startswith("hloidx.cli") or target.split(".")[0] in GUI_PACKAGES:
+                found.append(f"{path.name}: the display layer imports {target} eagerly")
+    return found
+
+
+def test_layout_display_code_stays_above_the_analyses() -> None:
+    """``hlo/``, ``gpu/``, ``tiling/``, ``perf/`` (every analysis) import no pictures, HTML,
+    notebook or DataFrame code; nothing below the public API imports the display layer (no
+    circle); the display layer reaches the CLI's text renderers, and so Click and Rich, only
+    inside functions, when text is asked for."""
+    problems = [p for path in _modules() for p in _display_violations(path)]
+    assert not problems, problems
+    # the rule can fail: an analysis drawing a picture, and an eager CLI import, are caught
+    probe = PACKAGE / "hlo" / "analysis.py"
+    assert _display_violations(probe, "from ..pictures.svg import svg\nimport html\n")
+    probe = PACKAGE / "notebook" / "display.py"
+    assert _display_violations(probe, "from ..cli.plain import rich_text\n")
+    assert not _display_violations(probe, "def f():\n    from ..cli.plain import rich_text\n")

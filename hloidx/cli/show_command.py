@@ -262,10 +262,24 @@ def _warp_points(
 def _draw(title: str, pic: Any, marked: str = "the chosen output element") -> None:
     from rich.text import Text
 
-    from ..pictures.grid import buckets, level
-
     out = console()
     plain = not out.is_terminal or out.no_color
+    lines = picture_lines(title, pic, marked, plain)
+    if plain:
+        out.file.write("\n".join(t.plain for t in lines) + "\n")
+    else:
+        out.print(Text("\n").join(lines))
+
+
+def picture_lines(
+    title: str, pic: Any, marked: str = "the chosen output element", plain: bool = True
+) -> list[Any]:
+    """The lines `hloidx show` draws (Rich ``Text``): the cells as a ramp of characters when
+    ``plain`` (a pipe, a file, NO_COLOR; ``hloidx.show`` in Python), else as coloured blocks."""
+    from rich.text import Text
+
+    from ..pictures.grid import buckets, level
+
     edges = buckets(pic.max_count)
     lines = [Text(title, style="bold")]
     for row in pic.cells:
@@ -294,7 +308,4 @@ def _draw(title: str, pic: Any, marked: str = "the chosen output element") -> No
         lines.append(Text("  " + pic.aggregation, style="dim"))
     if pic.kind != "exact":
         lines.append(Text(f"  {pic.kind}: {pic.note}", style="yellow"))
-    if plain:
-        out.file.write("\n".join(t.plain for t in lines) + "\n")
-    else:
-        out.print(Text("\n").join(lines))
+    return lines

@@ -52,8 +52,6 @@ document.querySelectorAll("table.sortable th").forEach(function (th, column) {
 
 
 def report(analysis: Any, summary: dict[str, Any], spelling: str = "floordiv") -> str:
-    from ..hlo.report import format_map, verdict_label
-
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -71,50 +69,66 @@ def report(analysis: Any, summary: dict[str, Any], spelling: str = "floordiv") -
     for ins in analysis.instructions:
         if not ins.operands:
             continue
-        parts.append(
-            f'<section class="instruction" id="ins-{escape(ins.name)}"><h3><code>'
-            f"{escape(ins.name)} = {escape(ins.shape)} {escape(ins.opcode)}</code>"
-            f' <span class="note">({escape(ins.computation)})</span></h3>'
-        )
-        for note in ins.notes:
-            parts.append(f'<p class="note">{escape(note)}</p>')
-        for k, op in enumerate(ins.operands):
-            status = op.status or ""
-            util = ""
-            if op.utilization is not None and not op.utilization.is_unknown:
-                u = op.utilization
-                util = f" utilization: distinct {u.distinct:.4g}, reads {u.reads:.4g} ({u.kind})"
-            parts.append(
-                f'<div class="operand"><h4><code>operand {k}: {escape(op.name)} '
-                f'{escape(op.shape)}</code> <span class="{escape(status)}">{escape(status)}</span>'
-                f"{escape(util)}</h4><pre>"
-            )
-            for label, maps, verdicts in (
-                ("output→input", op.output_to_input, op.output_to_input_verdicts),
-                ("input→output", op.input_to_output, op.input_to_output_verdicts),
-            ):
-                for j, m in enumerate(maps):
-                    verdict = verdicts[j] if j < len(verdicts) else None
-                    tail = f"   verified: {verdict_label(verdict)}" if verdict is not None else ""
-                    parts.append(escape(f"{label}: {format_map(m, spelling)}{tail}") + "\n")
-            parts.append("</pre>")
-            if pictures >= MAX_PICTURES:
-                parts.append(
-                    f'<p class="note">picture left out: a page holds {MAX_PICTURES}; '
-                    f"<code>hloidx show FILE --instruction {escape(ins.name)} --operand {k}</code>"
-                    " draws it</p>"
-                )
-            else:
-                pic, counts = operand_picture(ins, k, budget=PICTURE_BUDGET, max_cols=48)
-                if pic is None:
-                    parts.append(f'<p class="note">no picture: {escape(counts.note)}</p>')
-                else:
-                    parts.append(svg(pic))
-                    pictures += 1
-            parts.append("</div>")
-        parts.append("</section>")
+        section, drawn = instruction_section(ins, spelling, MAX_PICTURES - pictures)
+        parts.extend(section)
+        pictures += drawn
     parts.append(f"<script>{_SCRIPT}</script></body></html>")
     return "\n".join(parts)
+
+
+def instruction_section(
+    ins: Any, spelling: str = "floordiv", pictures_left: int = MAX_PICTURES
+) -> tuple[list[str], int]:
+    """The HTML of one analysed instruction (its maps, verdicts, utilization and, while
+    ``pictures_left``, each operand's picture as inline SVG), and the number of pictures drawn.
+    The report shows each instruction so; a notebook shows one instruction so."""
+    from ..hlo.report import format_map, verdict_label
+
+    parts: list[str] = []
+    pictures = 0
+    parts.append(
+        f'<section class="instruction" id="ins-{escape(ins.name)}"><h3><code>'
+        f"{escape(ins.name)} = {escape(ins.shape)} {escape(ins.opcode)}</code>"
+        f' <span class="note">({escape(ins.computation)})</span></h3>'
+    )
+    for note in ins.notes:
+        parts.append(f'<p class="note">{escape(note)}</p>')
+    for k, op in enumerate(ins.operands):
+        status = op.status or ""
+        util = ""
+        if op.utilization is not None and not op.utilization.is_unknown:
+            u = op.utilization
+            util = f" utilization: distinct {u.distinct:.4g}, reads {u.reads:.4g} ({u.kind})"
+        parts.append(
+            f'<div class="operand"><h4><code>operand {k}: {escape(op.name)} '
+            f'{escape(op.shape)}</code> <span class="{escape(status)}">{escape(status)}</span>'
+            f"{escape(util)}</h4><pre>"
+        )
+        for label, maps, verdicts in (
+            ("output→input", op.output_to_input, op.output_to_input_verdicts),
+            ("input→output", op.input_to_output, op.input_to_output_verdicts),
+        ):
+            for j, m in enumerate(maps):
+                verdict = verdicts[j] if j < len(verdicts) else None
+                tail = f"   verified: {verdict_label(verdict)}" if verdict is not None else ""
+                parts.append(escape(f"{label}: {format_map(m, spelling)}{tail}") + "\n")
+        parts.append("</pre>")
+        if pictures >= pictures_left:
+            parts.append(
+                f'<p class="note">picture left out: a page holds {MAX_PICTURES}; '
+                f"<code>hloidx show FILE --instruction {escape(ins.name)} --operand {k}</code>"
+                " draws it</p>"
+            )
+        else:
+            pic, counts = operand_picture(ins, k, budget=PICTURE_BUDGET, max_cols=48)
+            if pic is None:
+                parts.append(f'<p class="note">no picture: {escape(counts.note)}</p>')
+            else:
+                parts.append(svg(pic))
+                pictures += 1
+        parts.append("</div>")
+    parts.append("</section>")
+    return parts, pictures
 
 
 def _summary_table(summary: dict[str, Any]) -> str:

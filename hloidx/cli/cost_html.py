@@ -7,11 +7,11 @@ from html import escape
 from math import log10, sqrt
 from typing import TYPE_CHECKING
 
-from .text import human_bytes, human_count, human_time
+from ..perf.text import human_bytes, human_count, human_time
 
 if TYPE_CHECKING:
-    from .costs import KernelCost
-    from .report import CostReport
+    from ..perf.costs import KernelCost
+    from ..perf.report import CostReport
 
 _W, _H, _PAD = 640, 360, 48
 _COLOURS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7")
