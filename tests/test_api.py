@@ -285,3 +285,17 @@ def test_a_file_name_is_read_and_bad_text_is_a_located_error() -> None:
     assert hloidx.analyze(str(path)).as_dict() == hloidx.analyze(path).as_dict()
     with pytest.raises(HloidxError, match=r"<string>:2:25: unexpected .p."):
         hloidx.analyze("ENTRY e { p = f32[4] parameter(0)\nROOT t = f32[4] bogus(p p) }")
+
+
+def test_a_grouped_summary_row_shows_its_count_in_html() -> None:
+    # two equal negates share one row: the HTML must not show it as a single instruction
+    module = (
+        "HloModule m\nENTRY e {\n  p = f32[8,8] parameter(0)\n  a = f32[8,8] negate(p)\n"
+        "  b = f32[8,8] negate(p)\n  ROOT t = (f32[8,8], f32[8,8]) tuple(a, b)\n}"
+    )
+    summary = hloidx.analyze(module).summary()
+    assert [row["count"] for row in summary.rows] == [2]
+    page = summary._repr_html_()
+    assert ">count<" in page
+    assert ">x2<" in page
+    assert "x2" not in hloidx.analyze(module).summary(group=False)._repr_html_()

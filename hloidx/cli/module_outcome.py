@@ -160,7 +160,7 @@ def _analyse_text(
         add_estimates(summary, module, "rtx-a6000", "reads")
         outcome.html = report(analysis, summary, options.spelling)
     else:
-        outcome.lines = _text_lines(analysis, options, trees, plain)
+        outcome.lines = maps_text_lines(analysis, options, trees, plain)
     for _ in _tallied(analysis.instructions, outcome, errors):
         pass
     outcome.seconds = time.perf_counter() - started
@@ -216,7 +216,9 @@ def _tallied(analyses: Any, outcome: Outcome, errors: list[Any]) -> Any:
     outcome.exit_code = EXIT_BAD_INPUT if errors else EXIT_PROBLEMS if outcome.refuted else EXIT_OK
 
 
-def _text_lines(analysis: Any, options: MapsOptions, trees: Any, plain: bool = False) -> list[Any]:
+def maps_text_lines(
+    analysis: Any, options: MapsOptions, trees: Any, plain: bool = False
+) -> list[Any]:
     from .render import Line, LineBuffer, PlainLineBuffer, module_lines, tree_lines
 
     buffer = PlainLineBuffer() if plain else LineBuffer()

@@ -11,7 +11,7 @@ from typing import Any
 def maps_text(analysis: Any, *, filtered: bool, spelling: str = "floordiv") -> str:
     """``hloidx maps FILE`` (``filtered``: with ``--instruction``): the instructions of
     ``analysis`` and, unfiltered, the triage table after them."""
-    from .maps_command import MapsOptions, _text_lines
+    from .module_outcome import MapsOptions, maps_text_lines
 
     options = MapsOptions(
         instructions=("*",) if filtered else (),
@@ -21,7 +21,7 @@ def maps_text(analysis: Any, *, filtered: bool, spelling: str = "floordiv") -> s
         hide_trivial=False,
         spelling=spelling,
     )
-    return "\n".join(_text_lines(analysis, options, None, plain=True))
+    return "\n".join(maps_text_lines(analysis, options, None, plain=True))
 
 
 def summary_text(doc: dict[str, Any], limit: int) -> str:

@@ -119,9 +119,10 @@ class Analysis(Display):
         """Every fusion instruction, entry computation first."""
         return [v for v in self if v.opcode == "fusion"]
 
-    def summary(self, sort: str = "reads", limit: int = 40) -> Summary:
-        """The triage table (``hloidx summary FILE --sort S --limit N``) as data."""
-        return Summary(summarize(self.result, sort), limit)
+    def summary(self, sort: str = "total", limit: int = 40, group: bool = True) -> Summary:
+        """The triage table (``hloidx summary FILE --sort S --limit N``; ``group=False`` is
+        ``--no-group``: a row per instruction instead of one per repeated structure) as data."""
+        return Summary(summarize(self.result, sort, group=group), limit)
 
     def _entry_only(self) -> ModuleAnalysis:
         entry = [i for i in self._ordered if _is_entry(i)]
@@ -142,7 +143,7 @@ class Analysis(Display):
         parts = [
             f"<h3>module <code>{h.escape(self.module)}</code></h3>",
             f"<p>{len(self):,} instructions analysed ({len(self.entry()):,} in the entry "
-            f"computation); the triage table of the entry computation, most re-read operand "
+            f"computation); the triage table of the entry computation, most element reads "
             f"first:</p>",
             summary_table(doc, HTML_ROWS),
             _totals_html(doc["totals"]),
@@ -197,13 +198,17 @@ def operand_rows(ins: InstructionAnalysis) -> list[dict[str, Any]]:
 
 def summary_table(doc: dict[str, Any], limit: int) -> str:
     """The triage table in HTML: the columns of ``hloidx summary``, statuses coloured."""
-    header = ["instruction", "op / kind", "shape", "operand", "distinct", "reads", "status", "maps"]
+    # a grouped row stands for `count` equal instructions: say so, as the text table does
+    counted = any(row.get("count", 1) > 1 for row in doc["rows"])
+    header = ["instruction", *(["count"] if counted else [])]
+    header += ["op / kind", "shape", "operand", "distinct", "reads", "status", "maps"]
     rows = []
     total = 0
     for row in doc["rows"]:
         kind = " ".join(x for x in (row["opcode"], row["kind"]) if x)
         if row["blocks"]:
             kind += f" [{row['blocks']}]"
+        count = row.get("count", 1)
         for k, o in enumerate(row["operands"]):
             total += 1
             if len(rows) >= limit:
@@ -211,6 +216,7 @@ def summary_table(doc: dict[str, Any], limit: int) -> str:
             rows.append(
                 [
                     h.cell(row["name"] if k == 0 else "", mono=True),
+                    *([h.cell(f"x{count}" if k == 0 and count > 1 else "")] if counted else []),
                     h.cell(kind if k == 0 else ""),
                     h.cell(row["shape"] if k == 0 else "", mono=True),
                     h.cell(f"{o['name']} {o['shape']}", mono=True),
