@@ -8,11 +8,13 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from .expr import (
+    Add,
     CeilDiv,
     Const,
     Expr,
     FloorDiv,
     Mod,
+    Mul,
     Var,
 )
 from .indexing_map import IndexingMap
@@ -200,8 +202,6 @@ def _prove_with_sympy(a: IndexingMap, b: IndexingMap, checker: _Checker) -> Verd
     SymPy knows nothing of the bounds, so this only catches bound-free identities; it is
     tried only when the domain is too large to enumerate.
     """
-    import sympy
-
     try:
         atoms = _Atoms()
         da, db = _normalize_domain(a, atoms), _normalize_domain(b, atoms)
@@ -209,7 +209,21 @@ def _prove_with_sympy(a: IndexingMap, b: IndexingMap, checker: _Checker) -> Verd
         return None
     if da is None or db is None or da.bounds != db.bounds or da.keys != db.keys:
         return None
+    # Linear results need no SymPy (whose import alone costs 0.4 s and 34 MB in a run that
+    # proves nothing else): two linear forms are identically equal exactly when their
+    # coefficients are, which is what ``expand`` of their difference would say.
+    nonlinear = []
     for x, y in zip(a.results, b.results, strict=True):
+        cx, cy = _linear_coefficients(x), _linear_coefficients(y)
+        if cx is None or cy is None:
+            nonlinear.append((x, y))
+        elif cx != cy:
+            return None
+    if not nonlinear:
+        return Verdict("proved", detail="equal linear forms")
+    import sympy
+
+    for x, y in nonlinear:
         checker.check_time()
         if any(
             type(n) in (FloorDiv, CeilDiv, Mod) and type(n.rhs) is not Const for n in _nodes(x, y)
@@ -218,3 +232,26 @@ def _prove_with_sympy(a: IndexingMap, b: IndexingMap, checker: _Checker) -> Verd
         if sympy.expand(to_sympy(x) - to_sympy(y)) != 0:
             return None
     return Verdict("proved", detail="sympy")
+
+
+def _linear_coefficients(expr: Expr) -> dict[Var | None, int] | None:
+    """``expr`` as ``{variable: coefficient, None: constant}`` (no zero entries), or None when
+    it is not a sum of variables times constants plus a constant."""
+    out: dict[Var | None, int] = {}
+    stack: list[tuple[Expr, int]] = [(expr, 1)]
+    while stack:
+        node, factor = stack.pop()
+        kind = type(node)
+        if kind is Const:
+            out[None] = out.get(None, 0) + factor * node.value
+        elif kind is Var:
+            out[node] = out.get(node, 0) + factor
+        elif kind is Add:
+            stack.extend((term, factor) for term in node.terms)
+        elif kind is Mul and type(node.rhs) is Const:
+            stack.append((node.lhs, factor * node.rhs.value))
+        elif kind is Mul and type(node.lhs) is Const:
+            stack.append((node.rhs, factor * node.lhs.value))
+        else:
+            return None
+    return {k: v for k, v in out.items() if v}
