@@ -159,27 +159,9 @@ def _tile(
             print_ranking(module, instr, device, limit, fmt)
             return
         if tile_spec == "auto":
-            from ..tiling.auto import candidates
-            from ..tiling.operand_tiles import output_dims
+            from ..tiling.report import auto_document
 
-            extents = output_dims(instr)
-            found = candidates(instr, extents)
-            doc = {
-                "schema_version": 1,
-                "instruction": instr.name,
-                "output_shape": list(extents),
-                "tile": "auto",
-                "candidates": [
-                    {
-                        "tile": list(c.sizes),
-                        "exact": c.exact,
-                        "bytes_per_tile": c.bytes_per_tile,
-                        "bytes_per_output_element": c.bytes_per_output_element,
-                        "operand_bytes": list(c.operand_bytes),
-                    }
-                    for c in found[:limit]
-                ],
-            }
+            doc = auto_document(instr, limit)
             if fmt == "json":
                 click.echo(json.dumps(doc, indent=2))
             else:

@@ -82,32 +82,14 @@ def tile(source: Any, instruction: str, sizes: Any = "symbolic", *, limit: int =
     """The tile of every operand an output tile of ``instruction`` needs (``hloidx tile``):
     ``sizes`` per output dimension, ``"symbolic"`` (XLA's SymbolicTile form) or ``"auto"``
     (power-of-two sizes ranked by bytes per output element, ``limit`` of them)."""
-    from ..tiling.operand_tiles import output_dims, tile_instruction
+    from ..tiling.operand_tiles import tile_instruction
     from ..tiling.report import tiles_document
 
     instr = find(as_module(source), instruction)
     if isinstance(sizes, str) and sizes == "auto":
-        from ..tiling.auto import candidates
+        from ..tiling.report import auto_document
 
-        extents = output_dims(instr)
-        found = candidates(instr, extents)
-        doc = {
-            "schema_version": 1,
-            "instruction": instr.name,
-            "output_shape": list(extents),
-            "tile": "auto",
-            "candidates": [
-                {
-                    "tile": list(c.sizes),
-                    "exact": c.exact,
-                    "bytes_per_tile": c.bytes_per_tile,
-                    "bytes_per_output_element": c.bytes_per_output_element,
-                    "operand_bytes": list(c.operand_bytes),
-                }
-                for c in found[:limit]
-            ],
-        }
-        return TileView(doc)
+        return TileView(auto_document(instr, limit))
     if isinstance(sizes, str) and sizes != "symbolic":
         raise HloidxError(f"sizes are a tuple of ints, 'symbolic' or 'auto', not {sizes!r}")
     result = tile_instruction(instr, None if isinstance(sizes, str) else tuple(sizes))

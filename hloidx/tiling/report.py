@@ -111,6 +111,31 @@ def tiles_document(result: InstructionTiles) -> dict[str, Any]:
     }
 
 
+def auto_document(instruction: Any, limit: int) -> dict[str, Any]:
+    """``hloidx tile --tile auto``'s JSON document: the first ``limit`` candidate tilings of
+    ``instruction``'s output, best first, with what each costs in bytes."""
+    from .auto import candidates
+    from .operand_tiles import output_dims
+
+    extents = output_dims(instruction)
+    return {
+        "schema_version": 1,
+        "instruction": instruction.name,
+        "output_shape": list(extents),
+        "tile": "auto",
+        "candidates": [
+            {
+                "tile": list(c.sizes),
+                "exact": c.exact,
+                "bytes_per_tile": c.bytes_per_tile,
+                "bytes_per_output_element": c.bytes_per_output_element,
+                "operand_bytes": list(c.operand_bytes),
+            }
+            for c in candidates(instruction, extents)[:limit]
+        ],
+    }
+
+
 def _describe_lines(d: dict[str, Any], indent: str, symbolic: bool) -> list[str]:
     what = "d = tile sizes" if symbolic else "d = tile index"
     lines = [f"{indent}offsets: {d['offset_map']}   [{what}]"]
