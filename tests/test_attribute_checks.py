@@ -173,3 +173,40 @@ def test_a_bad_attribute_exits_2_with_a_location(tmp_path) -> None:
     assert result.exit_code == 2, result.output
     assert "bad.hlo:5:" in result.stderr
     assert "Traceback" not in result.output + result.stderr
+
+
+#: XLA's parser tests these checks answer, with the text each error must point into.
+XLA_CASES = {
+    "AliasingShapeIndexNotNumerical": "input_output_alias=",
+    "AliasingWrongFormatNoColon": "input_output_alias=",
+    "AliasingWrongFormatTwoColons": "input_output_alias=",
+    "AliasingWrongFormatAlphaParam": "input_output_alias=",
+    "BufferDonorShapeIndexNotNumerical": "buffer_donor=",
+    "BufferDonorWrongFormatAlphaParam": "buffer_donor=",
+    "CustomCallWrongNumberofOperandConstraints": "operand_layout_constraints=",
+    "CustomCallIncompatibleOperandConstraints": "operand_layout_constraints=",
+    "CustomCallWithNonexistentVersion": "api_version=",
+    "CustomCallWithUnspecifiedVersion": "api_version=",
+    "WrongNumberOfParameterLeafBuffersInReplication": "parameter_replication=",
+    "TranscendentalAccuracyModeError": "result_accuracy=",
+    "TranscendentalResultAccuracyInvalidName": "result_accuracy=",
+    "TranscendentalAccuracyInvalidField": "result_accuracy=",
+    "TranscendentalAccuracyInvalidOp": "result_accuracy=",
+    "InvalidDimLevelType": ":D(",
+    "RejectDensePhysicalShape": ")P(",
+}
+
+
+@pytest.mark.parametrize("name", sorted(XLA_CASES))
+def test_xla_s_rejected_attribute_is_located_in_its_value(name: str) -> None:
+    import json
+
+    import paths
+
+    suite = json.loads((paths.XLA_TESTS / "parser" / "modules.json").read_text(encoding="utf-8"))
+    text = next(e["text"] for e in suite["modules"] if e["name"] == name)
+    with pytest.raises(HloidxError) as caught:
+        parse_hlo(text, name)
+    key = text.index(XLA_CASES[name])
+    line_end = text.find("\n", key) % (len(text) + 1)  # -1 (no newline): the end
+    assert key < caught.value.span.start < line_end, caught.value.render()

@@ -193,16 +193,19 @@ def module_attribute_errors(module: HloModule) -> list[HloidxError]:
         value = module.attributes.get(key)
         if value is None:
             continue
-        base = None
+        base, exact = None, False
         if source is not None:
             header = source.text.find("HloModule")
             found = re.compile(rf"\b{key}\s*=\s*").search(source.text, max(header, 0))
-            if found is not None and source.text.startswith(value, found.end()):
-                base = found.end()
+            if found is not None:
+                # the value as written; if the header reader normalised it, its start
+                base, exact = found.end(), source.text.startswith(value, found.end())
 
-        def error_at(offset: int, message: str, _base=base) -> HloidxError:
-            span = None if _base is None else source.span(_base + offset, _base + offset + 1)
-            return HloSyntaxError(message, span)
+        def error_at(offset: int, message: str, _base=base, _exact=exact) -> HloidxError:
+            if _base is None:
+                return HloSyntaxError(message)
+            at = _base + offset if _exact else _base
+            return HloSyntaxError(message, source.span(at, at + 1))
 
         try:
             read(_Reader(value, key, error_at))
