@@ -35,33 +35,10 @@ SINGLE_INSTRUCTION_FORMS = {
     "HloParserSingleOpTest_CanonicalOpIndexedConditionalInlinedBranches",
 }
 
-#: Rejected by XLA, accepted by hloidx: each breaks a rule about something hloidx does not read
-#: (it keeps such attributes as raw text, whatever their syntax, and does not model the
-#: semantics). Grouped by reason; the README of the data lists them too.
+#: Rejected by XLA, accepted by hloidx, with the reason; the README of the data lists them too.
+#: (Attributes hloidx keeps as raw text are still checked as XLA checks them:
+#: ``hloidx/hlo/attribute_checks.py``.)
 ACCEPTED_THOUGH_XLA_REJECTS = {
-    # the contents of attributes hloidx keeps as raw text
-    **dict.fromkeys(
-        [
-            "AliasingShapeIndexNotNumerical",
-            "AliasingWrongFormatNoColon",
-            "AliasingWrongFormatTwoColons",
-            "AliasingWrongFormatAlphaParam",
-            "BufferDonorShapeIndexNotNumerical",
-            "BufferDonorWrongFormatAlphaParam",
-            "CustomCallWrongNumberofOperandConstraints",
-            "CustomCallIncompatibleOperandConstraints",
-            "CustomCallWithNonexistentVersion",
-            "CustomCallWithUnspecifiedVersion",
-            "WrongNumberOfParameterLeafBuffersInReplication",
-            "TranscendentalAccuracyModeError",
-            "TranscendentalResultAccuracyInvalidName",
-            "TranscendentalAccuracyInvalidField",
-            "TranscendentalAccuracyInvalidOp",
-            "InvalidDimLevelType",
-            "RejectDensePhysicalShape",
-        ],
-        "attribute or layout detail kept as raw text",
-    ),
     # XLA's single-instruction entry point: two instructions given where one is expected
     "HloParserSingleOpTest_MultipleOpsProducesError": "a list of instructions is a module here",
 }

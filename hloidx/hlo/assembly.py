@@ -10,6 +10,8 @@ from typing import Protocol
 
 from ..errors import HloidxError, HloSemanticError
 from ..source import Source, Span
+from .attribute_checks import compatible_shapes as _compatible
+from .attribute_checks import instruction_attribute_errors, module_attribute_errors
 from .ir import CALL_ATTRIBUTES, Computation, HloModule, Instruction, Shape
 
 #: Opcodes whose parentheses hold a literal rather than operands.
@@ -145,6 +147,9 @@ def _link_computation(
 
         if "control-predecessors" in instruction.attributes:
             _check_predecessors(instruction, by_name, computation.name, errors)
+        errors.extend(
+            instruction_attribute_errors(instruction, len(operands) == len(pending.operands))
+        )
 
     dropped = _drop(computation, broken) if drop_unresolved and broken else set()
     if any(i.is_root for i in dropped):
@@ -200,18 +205,6 @@ def _check_written_shapes(
                 source.span(start, end),
             )
         )
-
-
-def _compatible(a: Shape, b: Shape) -> bool:
-    """The same element type and dimensions (layouts aside), element by element for tuples."""
-    if a.tuple_shapes is not None or b.tuple_shapes is not None:
-        return (
-            a.tuple_shapes is not None
-            and b.tuple_shapes is not None
-            and len(a.tuple_shapes) == len(b.tuple_shapes)
-            and all(_compatible(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes, strict=True))
-        )
-    return a.element_type == b.element_type and a.dims == b.dims
 
 
 def _check_result_shapes(module: HloModule, errors: list[HloidxError]) -> None:
@@ -339,6 +332,8 @@ def _assemble(
         attributes=header.attributes if header else {},
         source=source,
     )
+    if header is not None and header.attributes:
+        errors.extend(module_attribute_errors(module))
     entries: list[Computation] = []
     if is_snippet and len(computations) == 1 and len(computations[0].instructions) == 1:
         _parameters_for_written_operands(computations[0], builder)
