@@ -216,3 +216,18 @@ def test_add_left_is_add_folded_left(summands: list) -> None:
     built = add_left(list(summands))
     assert built == folded
     assert format_expr(built) == format_expr(folded)  # the same order of summands
+
+
+def test_nodes_made_through_the_node_module_alone_have_operators_and_text():
+    # the operators are attached by maps.builders; the package loads it, so a process that
+    # imports only maps.nodes still gets nodes that add and print as map text
+    import subprocess
+    import sys
+
+    program = (
+        "from hloidx.maps.nodes import Expr\n"
+        "assert Expr.__str__ is not object.__str__\n"
+        "assert hasattr(Expr, '__add__') and hasattr(Expr, 'floordiv')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -372,8 +372,8 @@ def _extremum(node: type, pick: Any, lhs: Expr, rhs: Expr) -> Expr:
 # Operator sugar and text: attached to Expr here, where the builders are
 # ---------------------------------------------------------------------------
 # The node classes (.nodes) know nothing of the builders nor of the printer; the operators on
-# Expr are the builders' entry points, so this module gives them to Expr (every way of
-# building a node passes through here, so they are always there once a node exists).
+# Expr are the builders' entry points, so this module gives them to Expr. The package's
+# __init__ loads this module, so they are there whichever maps module made a node.
 
 
 def _radd(self: Expr, other: Expr | int) -> Expr:
