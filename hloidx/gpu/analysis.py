@@ -147,17 +147,23 @@ def _operand_verdict(
     )
 
 
+def launched_choice(choice: EmitterChoice, launch: LaunchConfig | None) -> EmitterChoice:
+    """``choice`` with the variant its launch settled: which reduction emitter (multi-row,
+    small column) and which scatter emitter depend on the device, so only the launch knows."""
+    if launch is not None and launch.reduction is not None:
+        choice = replace(choice, detail=launch.reduction.detail)
+    if launch is not None and launch.scatter is not None:
+        choice = replace(choice, detail=launch.scatter.variant)
+    return choice
+
+
 def analyze_fusion(
     fusion: Instruction, device: DeviceProfile, overrides: Overrides = NO_OVERRIDES
 ) -> FusionGpuView:
     """Emitter, launch, thread-id maps and per-operand coalescing of one fusion."""
     choice = choose_emitter(fusion)
     launch = compute_launch(fusion, choice, device, overrides)
-    if launch is not None and launch.reduction is not None:
-        # which reduction emitter (multi-row, small column) depends on the device
-        choice = replace(choice, detail=launch.reduction.detail)
-    if launch is not None and launch.scatter is not None:
-        choice = replace(choice, detail=launch.scatter.variant)
+    choice = launched_choice(choice, launch)
     threads = thread_maps(fusion, choice, launch)
     emitter = emitter_for(choice)
     if launch is None and emitter is not None:

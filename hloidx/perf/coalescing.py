@@ -4,11 +4,12 @@ of them through a handful of distinct maps."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..caches import memo
 from ..errors import HloidxError
+from ..gpu.analysis import launched_choice
 from ..gpu.coalescing import Figures, is_coalesced, measure
 from ..gpu.thread_maps import thread_maps, to_physical
 from ..hlo.element_types import element_bytes
@@ -40,12 +41,8 @@ def operand_verdicts(
     modelled, so XLA's heuristic stands)."""
     if launch is None:
         return [None] * len(fusion.operands)
-    if launch.reduction is not None:
-        choice = replace(choice, detail=launch.reduction.detail)
-    if launch.scatter is not None:
-        choice = replace(choice, detail=launch.scatter.variant)
     try:
-        threads = thread_maps(fusion, choice, launch)
+        threads = thread_maps(fusion, launched_choice(choice, launch), launch)
     except HloidxError:
         return [None] * len(fusion.operands)  # no thread maps: XLA's heuristic stands
     out: list[OperandVerdict | None] = []
