@@ -30,6 +30,7 @@ from hloidx.gpu.devices import device_profile
 from hloidx.gpu.emitters import emitter_for, find_hero
 from hloidx.hlo.fusion import body_of, computation_outputs
 from hloidx.hlo.lone_fusion import GENERATED_ENTRY, lone_fusion_note, wrap_lone_fusion
+from hloidx.hlo.syntax import parse_hlo
 from hloidx.maps.domain import evaluate_results, feasible_points
 from hloidx.stablehlo import parse_module_lenient
 
@@ -441,3 +442,30 @@ def test_tile_reads_a_lone_fused_computation() -> None:
     result = _run("tile", str(path), "--instruction", "fusion", "--tile", "32,32")
     assert result.exit_code == 0, result.output
     assert "fusion" in result.output
+
+
+@pytest.mark.parametrize(
+    "tile_args",
+    [("--tile", "32,32"), ("--tile", "auto"), ("--tile", "auto", "--device", "rtx-a6000")],
+)
+def test_tile_says_it_wrapped_the_fused_computation(tile_args) -> None:
+    path = EMITTER_TESTS / "gpu" / "transpose" / "transpose_10.hlo"
+    text = _run("tile", str(path), "--instruction", "fusion", *tile_args)
+    assert text.exit_code == 0, text.output
+    assert "note: the file holds the fused computation fusion on its own" in text.output
+    doc = json.loads(
+        _run("tile", str(path), "--instruction", "fusion", *tile_args, "--format", "json").output
+    )
+    assert any("synthetic entry generated_main" in n for n in doc["notes"])
+
+
+def test_tile_of_an_ordinary_module_has_no_wrapping_note() -> None:
+    path = paths.DATA / "gpu" / "view" / "coalescing.hlo"
+    fusion = next(
+        i.name
+        for i in parse_hlo(path.read_text(), str(path)).instructions()
+        if i.opcode == "fusion"
+    )
+    result = _run("tile", str(path), "--instruction", fusion, "--tile", "auto")
+    assert result.exit_code == 0, result.output
+    assert "synthetic entry" not in result.output

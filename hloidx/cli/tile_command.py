@@ -42,6 +42,7 @@ def _auto_lines(doc: dict[str, Any]) -> list[str]:
         f"{doc['instruction']}: {len(doc['candidates'])} power-of-two tile sizes of output "
         f"{doc['output_shape']}, best first (exact = one strided rectangle per operand)"
     ]
+    lines.extend(f"  note: {note}" for note in doc.get("notes", ()))
     lines.append(f"  {'tile':<20} {'exact':<6} {'bytes/elem':>10} {'bytes/tile':>12}  per operand")
     for c in doc["candidates"]:
         per = c["bytes_per_output_element"]
@@ -149,19 +150,23 @@ def _tile(
         module, _, errors = load_module(file, language)
         if errors:
             sys.exit(EXIT_BAD_INPUT)
-        from ..hlo.lone_fusion import wrap_lone_fusion  # a fused computation on its own
+        from ..hlo.lone_fusion import lone_fusion_note, wrap_lone_fusion
 
-        module = wrap_lone_fusion(module)
+        module = wrap_lone_fusion(module)  # a fused computation on its own
         instr = _find(module, instruction)
+        # what the wrapping did, said wherever the output has notes (threads/coalescing too)
+        wrapped = [n for n in (lone_fusion_note(instr),) if n is not None]
         if device is not None and tile_spec == "auto":
             from .tile_estimates import print_ranking
 
-            print_ranking(module, instr, device, limit, fmt)
+            print_ranking(module, instr, device, limit, fmt, wrapped)
             return
         if tile_spec == "auto":
             from ..tiling.report import auto_document
 
             doc = auto_document(instr, limit)
+            if wrapped:
+                doc["notes"] = wrapped
             if fmt == "json":
                 click.echo(json.dumps(doc, indent=2))
             else:
@@ -170,6 +175,7 @@ def _tile(
         from ..tiling.operand_tiles import tile_instruction
 
         doc = tiles_document(tile_instruction(instr, sizes))
+        doc["notes"] = [*wrapped, *doc["notes"]]
         if device is not None and sizes is not None:
             from .tile_estimates import estimate_document, estimate_lines
 

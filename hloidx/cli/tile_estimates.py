@@ -68,8 +68,11 @@ def estimate_lines(doc: dict[str, Any]) -> list[str]:
     ]
 
 
-def print_ranking(module: Any, instr: Any, device: str, limit: int, fmt: str) -> None:
-    """Every tiling XLA's search would try, fastest first (does-not-fit last)."""
+def print_ranking(
+    module: Any, instr: Any, device: str, limit: int, fmt: str, notes: list[str] = ()
+) -> None:
+    """Every tiling XLA's search would try, fastest first (does-not-fit last); ``notes`` are
+    said before the table (and kept in the JSON)."""
     from ..perf.devices import cost_device
     from ..perf.tiled import search_tilings
     from ..perf.why import explain
@@ -87,6 +90,8 @@ def print_ranking(module: Any, instr: Any, device: str, limit: int, fmt: str) ->
         "ranked_by": "estimated time (XLA's tiled cost model)",
         "candidates": rows[:limit],
     }
+    if notes:
+        doc["notes"] = list(notes)
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2))
         return
@@ -94,6 +99,7 @@ def print_ranking(module: Any, instr: Any, device: str, limit: int, fmt: str) ->
         f"{instr.name}: {len(rows)} tilings XLA's search tries, fastest first on "
         f"{profile.name} (estimates, not measurements)"
     ]
+    lines.extend(f"  note: {note}" for note in notes)
     lines.append(f"  {'tile':<24} {'warps':>5} {'blocks':>8} {'time':>12} {'read':>12}  why")
     for r in rows[:limit]:
         lines.append(
