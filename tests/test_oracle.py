@@ -289,3 +289,47 @@ def test_reads_evaluates_a_constant_operand_without_the_oracle_module_loaded():
     )
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    "tuple_shape, index, root_shape",
+    [
+        ("(f32[2], f32[4])", 0, "f32[2]"),
+        ("(f32[2], f32[4])", 1, "f32[4]"),
+        ("(f32[2], f32[3], s32[5])", 2, "s32[5]"),
+        ("((f32[2], f32[3]), f32[4])", 1, "f32[4]"),
+        ("((f32[2], f32[3]), f32[4])", 0, "(f32[2], f32[3])"),
+    ],
+)
+def test_get_tuple_element_is_checked_against_the_element_it_selects(
+    tuple_shape, index, root_shape
+):
+    # the oracle once compared element `index` with the operand's leaf numbered like the
+    # output (0): every element after the first looked like a wrong map
+    text = f"""HloModule m
+ENTRY e {{
+  p = {tuple_shape} parameter(0)
+  ROOT g = {root_shape} get-tuple-element(p), index={index}
+}}
+"""
+    root = parse_hlo(text).entry.root
+    assert check_instruction(root) == []
+
+
+def test_get_tuple_element_with_a_wrong_map_is_caught():
+    from hloidx.check.oracle import check_maps
+    from hloidx.maps.syntax import parse_map
+
+    text = """HloModule m
+ENTRY e {
+  p = (f32[2], f32[4]) parameter(0)
+  ROOT g = f32[4] get-tuple-element(p), index=1
+}
+"""
+    root = parse_hlo(text).entry.root
+    shifted = parse_map("(d0) -> ((d0 + 1) mod 4), domain: d0 in [0, 3]")
+    from hloidx.hlo.op_rules import OperandIndexing
+
+    problems = check_maps(root, [[OperandIndexing.of(shifted)]])
+    assert any(p.is_error for p in problems)
+    assert check_instruction(root) == []

@@ -253,7 +253,10 @@ def check_maps(
     for (out_id, j), (pairs, exact) in sorted(claims.items()):
         if out_id >= len(evaluation.outputs) or j >= len(instr.operands):
             continue
-        leaf = out_id if instr.operands[j].shape.is_tuple else None
+        # A tuple operand is compared leaf by leaf with the output of the same number (while),
+        # except through get-tuple-element, whose output reads only the element it selects.
+        tuple_operand = instr.operands[j].shape.is_tuple
+        leaf = out_id if tuple_operand and instr.opcode != "get-tuple-element" else None
         actual = oracle_relation(instr, j, out_id, operand_leaf=leaf, evaluation=evaluation)
         try:
             claimed: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()

@@ -216,16 +216,27 @@ def _tuple_element(instr: Instruction) -> Shape:
     return element
 
 
+def _selected_elements(instr: Instruction) -> list[Shape]:
+    """The arrays the result is made of: itself, or the elements of a tuple it selects (each
+    element an array; a deeper tuple has no rule)."""
+    element = _tuple_element(instr)
+    if element.tuple_shapes is None:
+        return [element]
+    if any(e.tuple_shapes is not None for e in element.tuple_shapes):
+        raise unsupported(instr, "the selected element is a tuple holding tuples")
+    return list(element.tuple_shapes)
+
+
+# A tuple-valued result (an element that is itself a tuple) has one output per array in it,
+# each the same array of the operand: one identity per output, never a map of the tuple.
 @output_to_input_rule("get-tuple-element")
 def get_tuple_element_output_to_input(instr: Instruction) -> IndexingTable:
-    _tuple_element(instr)
-    return [[single(identity(instr.shape.dims))]]
+    return [[single(identity(e.dims))] for e in _selected_elements(instr)]
 
 
 @input_to_output_rule("get-tuple-element")
 def get_tuple_element_input_to_output(instr: Instruction) -> IndexingTable:
-    _tuple_element(instr)
-    return [[single(identity(instr.shape.dims))]]
+    return [[single(identity(e.dims)) for e in _selected_elements(instr)]]
 
 
 def _pass_through_outputs(instr: Instruction) -> list[Shape]:
