@@ -292,7 +292,7 @@ def test_reads_evaluates_a_constant_operand_without_the_oracle_module_loaded():
 
 
 @pytest.mark.parametrize(
-    "tuple_shape, index, root_shape",
+    ("tuple_shape", "index", "root_shape"),
     [
         ("(f32[2], f32[4])", 0, "f32[2]"),
         ("(f32[2], f32[4])", 1, "f32[4]"),
