@@ -204,7 +204,7 @@ def _parameters_for_written_operands(computation: Computation, builder: ParseSta
 
 def _name_inline_computations(
     computations: list[Computation],
-    calls: list[tuple[Instruction, str, list[Computation], bool]],
+    calls: list[tuple[Instruction, str, list[Computation | str], bool]],
 ) -> None:
     """Name each computation written inline after its caller and attribute
     (``fusion.calls``, ``conditional.branch_computations.1``; a name taken already gets a
@@ -213,6 +213,9 @@ def _name_inline_computations(
     for instruction, key, inline, is_list in calls:
         names = []
         for number, computation in enumerate(inline):
+            if isinstance(computation, str):  # a name in a list of computations
+                names.append(computation)
+                continue
             name = base = f"{instruction.name}.{key}" + (f".{number}" if is_list else "")
             count = 0
             while name in taken:
@@ -428,6 +431,13 @@ def _assemble(
                 if isinstance(names, HloidxError):
                     errors.append(names.with_span(instruction.attribute_span(key)))
                     continue
+                if not names:  # `calls={}`, `calls=\n{\n}`: XLA reads no computation there
+                    errors.append(
+                        HloSemanticError(
+                            f"{key}= of {instruction.name} names no computation",
+                            instruction.attribute_span(key),
+                        )
+                    )
                 for called in names:
                     if called not in module.computations and not is_snippet:
                         errors.append(

@@ -82,7 +82,8 @@ class _BareOperand:
 
 class _Inline:
     """The computations written inline as one attribute's value (one body, or a braced list of
-    them for ``branch_computations``) and the offset after the closing brace."""
+    them for ``branch_computations``, where a name may stand for one) and the offset after the
+    closing brace."""
 
     __slots__ = ("computations", "end", "is_list")
 
@@ -358,10 +359,10 @@ class _Builder(Transformer):
             text = str(part)  # INLINE_KEY: `, key = ` (the `{` follows)
             key = text[text.index(",") + 1 : text.index("=")].strip()
             if key in attributes:
-                at = part.start_pos + self.base + text.index(key)
+                where = part.start_pos + self.base + text.index(key)
                 self.errors.append(
                     HloSyntaxError(
-                        f"attribute {key} given twice", Span(self.source, at, at + len(key))
+                        f"attribute {key} given twice", Span(self.source, where, where + len(key))
                     )
                 )
             attributes[key] = ""  # the assembly writes the generated name
@@ -385,8 +386,14 @@ class _Builder(Transformer):
         return _Inline([computation], False, closing.end_pos)
 
     def inline_list(self, children: list[Any]) -> _Inline:
-        computations = [c for child in children[:-1] for c in child.computations]
-        return _Inline(computations, True, children[-1].end_pos)
+        """A braced list of computations, each written inline or named (``%a``)."""
+        items: list[Any] = []
+        for child in children[:-1]:
+            if type(child) is _Inline:
+                items.extend(child.computations)
+            else:
+                items.append(str(child)[1:] if str(child)[0] == "%" else str(child))
+        return _Inline(items, True, children[-1].end_pos)
 
     def inline_attributes(self, children: list[Any]) -> list[Any]:
         return children

@@ -82,7 +82,13 @@ _NEXT_PART = (
 # A call attribute whose value is a computation written inline (`calls=\n{ ... }`) is not an
 # ATTRIBUTE: the grammar reads the body (INLINE_KEY), and this parser declines the line.
 _NOT_INLINE = (
-    r"(?!(?:" + "|".join(CALL_ATTRIBUTES) + r")\s*=\s*\{(?!\s*(?:" + _NAME + r"\s*[,}]|\})))"
+    r"(?!(?:"
+    + "|".join(CALL_ATTRIBUTES)
+    + r")\s*=\s*\{(?!\s*(?:"
+    + _NAME
+    + r"\s*,\s*)*(?:"
+    + _NAME
+    + r"\s*)?\}))"
 )
 ATTRIBUTE = (
     r"\s*,\s*"
