@@ -178,6 +178,17 @@ def test_the_line_parser_leaves_these_forms_to_the_grammar() -> None:
     assert module.computations[module.entry.root.attributes["calls"]].root.opcode == "negate"
 
 
+@pytest.mark.parametrize(
+    "name", ["CanonicalOp", "CanonicalOpWithNested", "CanonicalOpIndexedConditionalInlinedBranches"]
+)
+def test_lark_alone_reads_them_as_the_fast_path_does(name: str, monkeypatch) -> None:
+    from hloidx.hlo import syntax
+
+    fast = format_module(parse_hlo(XLA[name], verify=False))
+    monkeypatch.setattr(syntax, "_fast_parser", lambda: None)
+    assert format_module(parse_hlo(XLA[name], verify=False)) == fast
+
+
 def test_the_grammar_names_the_call_attributes_of_the_ir() -> None:
     grammar = (paths.ROOT / "grammars" / "hlo.lark").read_text(encoding="utf-8")
     listed = re.findall(r"\(\?:(calls\|[\w|]+)\)", grammar)
