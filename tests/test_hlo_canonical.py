@@ -414,6 +414,14 @@ BAD = {
         "1:52",
         "attribute calls given twice",
     ),
+    "a generated name called by another instruction": (
+        "HloModule m\nENTRY e {\n  a = f32[2]{0} parameter(0)\n"
+        "  f = f32[2]{0} fusion(a), kind=kLoop, calls=\n  {\n    p = f32[2]{0} parameter(0)\n"
+        "    ROOT n = f32[2]{0} negate(p)\n  }\n"
+        "  ROOT g = f32[2]{0} fusion(f), kind=kLoop, calls=f.calls\n}\n",
+        "9:51",
+        "which does not exist",
+    ),
     "no shape before the opcode": ("multiply(f32[2] a, f32[2] b)\n", "1:13", "unexpected"),
 }
 

@@ -205,11 +205,12 @@ def _parameters_for_written_operands(computation: Computation, builder: ParseSta
 def _name_inline_computations(
     computations: list[Computation],
     calls: list[tuple[Instruction, str, list[Computation | str], bool]],
-) -> None:
+) -> set[str]:
     """Name each computation written inline after its caller and attribute
     (``fusion.calls``, ``conditional.branch_computations.1``; a name taken already gets a
-    suffix), and write the name(s) as the attribute's value."""
+    suffix), and write the name(s) as the attribute's value; returns the names made."""
     taken = {c.name for c in computations if c.name}
+    made: set[str] = set()
     for instruction, key, inline, is_list in calls:
         names = []
         for number, computation in enumerate(inline):
@@ -222,9 +223,11 @@ def _name_inline_computations(
                 count += 1
                 name = f"{base}.{count}"
             taken.add(name)
+            made.add(name)
             computation.name = name
             names.append(name)
         instruction.attributes[key] = "{" + ", ".join(names) + "}" if is_list else names[0]
+    return made
 
 
 def _check_written_shapes(
@@ -377,8 +380,11 @@ def _assemble(
     if header is not None and header.attributes:
         errors.extend(module_attribute_errors(module))
     entries: list[Computation] = []
+    generated: set[str] = set()
+    inline_keys: set[tuple[int, str]] = set()
     if builder.inline_calls:
-        _name_inline_computations(computations, builder.inline_calls)
+        generated = _name_inline_computations(computations, builder.inline_calls)
+        inline_keys = {(id(i), key) for i, key, _, _ in builder.inline_calls}
     if builder.single and is_snippet:  # the text's one instruction is the last computation
         _parameters_for_written_operands(computations[-1], builder)
     for computation in computations:
@@ -439,7 +445,17 @@ def _assemble(
                         )
                     )
                 for called in names:
-                    if called not in module.computations and not is_snippet:
+                    if called in generated and (id(instruction), key) not in inline_keys:
+                        # XLA: a computation written inline has no name another can call
+                        errors.append(
+                            HloSemanticError(
+                                f"{instruction.name} refers to computation {called} ({key}=), "
+                                "which does not exist (a computation written inline is named "
+                                "by hloidx, not by the text)",
+                                instruction.attribute_span(key),
+                            )
+                        )
+                    elif called not in module.computations and not is_snippet:
                         errors.append(
                             HloSemanticError(
                                 f"{instruction.name} refers to computation {called} "
