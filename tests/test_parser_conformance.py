@@ -23,18 +23,6 @@ from hloidx.hlo.syntax import parse_hlo
 SUITE = json.loads((paths.XLA_TESTS / "parser" / "modules.json").read_text(encoding="utf-8"))
 MODULES = {entry["name"]: entry for entry in SUITE["modules"]}
 
-#: Accepted by XLA's single-instruction entry point, not as a module: operands written as bare
-#: shapes, an instruction without a name, computations written inline (``condition=\n{ ... }``).
-#: XLA never prints these; hloidx rejects them with a located error. (The single instruction
-#: whose operands, written with their shapes, become parameters is read as XLA reads it.)
-SINGLE_INSTRUCTION_FORMS = {
-    "HloParserSingleOpTest_SingleOpNoNames",
-    "HloParserSingleOpTest_CanonicalOp",
-    "HloParserSingleOpTest_SingleOpWithNested",
-    "HloParserSingleOpTest_CanonicalOpWithNested",
-    "HloParserSingleOpTest_CanonicalOpIndexedConditionalInlinedBranches",
-}
-
 #: Rejected by XLA, accepted by hloidx, with the reason; the README of the data lists them too.
 #: (Attributes hloidx keeps as raw text are still checked as XLA checks them:
 #: ``hloidx/hlo/attribute_checks.py``.)
@@ -45,11 +33,7 @@ ACCEPTED_THOUGH_XLA_REJECTS = {
 
 
 def _accepted() -> list[str]:
-    return sorted(
-        n
-        for n, e in MODULES.items()
-        if e["expect"] == "accept" and n not in SINGLE_INSTRUCTION_FORMS
-    )
+    return sorted(n for n, e in MODULES.items() if e["expect"] == "accept")
 
 
 def _rejected() -> list[str]:
@@ -82,7 +66,6 @@ def test_suite_holds_xla_s_modules() -> None:
     assert len(accepted) >= 240
     assert len(MODULES) - len(accepted) >= 80
     # every name listed as an exception is in the suite, with the outcome the list assumes
-    assert {n for n, e in MODULES.items() if e["expect"] == "accept"} >= SINGLE_INSTRUCTION_FORMS
     assert set(ACCEPTED_THOUGH_XLA_REJECTS) <= {
         n for n, e in MODULES.items() if e["expect"] == "reject"
     }
@@ -103,13 +86,6 @@ def test_xla_rejected_module_is_rejected_with_a_location(name: str) -> None:
     with pytest.raises(HloidxError) as caught:
         parse_hlo(MODULES[name]["text"], name)
     assert caught.value.span is not None, caught.value
-
-
-@pytest.mark.parametrize("name", sorted(SINGLE_INSTRUCTION_FORMS))
-def test_single_instruction_forms_are_rejected_with_a_location(name: str) -> None:
-    with pytest.raises(HloidxError) as caught:
-        parse_hlo(MODULES[name]["text"], name, verify=MODULES[name]["verified"])
-    assert caught.value.span is not None
 
 
 @pytest.mark.parametrize("name", sorted(ACCEPTED_THOUGH_XLA_REJECTS))

@@ -34,6 +34,11 @@ class ParseState(Protocol):
     rootless: set[str]
     #: some instruction was written without its shape (the grammar's builder only)
     shapeless: bool
+    #: (instruction, attribute, its computations written inline, a braced list?) (the grammar's
+    #: builder only); the computations are in the parsed list, named by :func:`_assemble`
+    inline_calls: list[tuple[Instruction, str, list[Computation], bool]]
+    #: the text is one instruction: XLA's single-instruction form
+    single: bool
 
 
 class _Pending:
@@ -133,13 +138,15 @@ def _link_computation(
         for name, start, end in pending.operands:
             producer = by_name.get(name)
             if producer is None:
-                errors.append(
-                    HloSemanticError(
-                        f"operand {name} of {instruction.name} names no instruction in computation "
-                        f"{computation.name}",
-                        builder.source.span(start, end),
-                    )
+                message = (
+                    f"operand {name} of {instruction.name} names no instruction in computation "
+                    f"{computation.name}"
+                    if name
+                    else f"an operand of {instruction.name} is a shape without a name: only the "
+                    "operands of a text that is one instruction may be (XLA's single-instruction "
+                    "form, where each becomes a parameter)"
                 )
+                errors.append(HloSemanticError(message, builder.source.span(start, end)))
                 broken.add(instruction)
             else:
                 operands.append(producer)
@@ -159,30 +166,68 @@ def _link_computation(
 
 
 def _parameters_for_written_operands(computation: Computation, builder: ParseState) -> None:
-    """XLA's single-instruction form, ``m = f32[2] multiply(f32[2] %a, f32[2] %b)`` alone:
-    each operand it does not define, written with its shape, is a parameter (numbered in
-    order), as XLA's parser makes it."""
-    (instruction,) = computation.instructions
-    pending = builder.pending.get(instruction)
-    if pending is None or not pending.operands or instruction.opcode == "parameter":
-        return
-    typed = pending.typed or {}
-    if len(typed) != len(pending.operands):
-        return  # an operand without its shape: left unresolved, reported as such
+    """XLA's single-instruction form, ``m = f32[2] multiply(f32[2] %a, f32[2])`` alone (with
+    the anonymous instructions written inside it): each operand it does not define, written
+    with its shape, is a parameter, numbered in the order of the text, as XLA's parser makes
+    it. A named one keeps its name (once for all its uses); one written as a shape alone is
+    named after its number, ``_0``, ``_1``, ... (a name taken already gets a suffix)."""
+    defined = {i.name for i in computation.instructions}
     parameters: dict[str, Instruction] = {}
-    for position, (name, start, end) in enumerate(pending.operands):
-        if name == instruction.name or name in parameters:
+    for instruction in computation.instructions:
+        pending = builder.pending.get(instruction)
+        if pending is None or not pending.typed:
             continue
-        parameter = Instruction(
-            name=name,
-            opcode="parameter",
-            shape=typed[position],
-            span=builder.source.span(start, end),
-        )
-        parameter.literal = str(len(parameters))
-        builder.pending[parameter] = _Pending([], None)
-        parameters[name] = parameter
-    computation.instructions = [*parameters.values(), instruction]
+        operands = pending.operands
+        for position, shape in pending.typed.items():
+            name, start, end = operands[position]
+            if name in defined or name in parameters:
+                continue  # defined, or a parameter already
+            if not name:
+                name = base = f"_{len(parameters)}"
+                count = 0
+                while name in defined or name in parameters:
+                    count += 1
+                    name = f"{base}.{count}"
+                operands[position] = (name, start, end)
+            parameter = Instruction(
+                name=name,
+                opcode="parameter",
+                shape=shape,
+                span=builder.source.span(start, end),
+            )
+            parameter.literal = str(len(parameters))
+            builder.pending[parameter] = _Pending([], None)
+            parameters[name] = parameter
+    if parameters:
+        computation.instructions = [*parameters.values(), *computation.instructions]
+
+
+def _name_inline_computations(
+    computations: list[Computation],
+    calls: list[tuple[Instruction, str, list[Computation | str], bool]],
+) -> set[str]:
+    """Name each computation written inline after its caller and attribute
+    (``fusion.calls``, ``conditional.branch_computations.1``; a name taken already gets a
+    suffix), and write the name(s) as the attribute's value; returns the names made."""
+    taken = {c.name for c in computations if c.name}
+    made: set[str] = set()
+    for instruction, key, inline, is_list in calls:
+        names = []
+        for number, computation in enumerate(inline):
+            if isinstance(computation, str):  # a name in a list of computations
+                names.append(computation)
+                continue
+            name = base = f"{instruction.name}.{key}" + (f".{number}" if is_list else "")
+            count = 0
+            while name in taken:
+                count += 1
+                name = f"{base}.{count}"
+            taken.add(name)
+            made.add(name)
+            computation.name = name
+            names.append(name)
+        instruction.attributes[key] = "{" + ", ".join(names) + "}" if is_list else names[0]
+    return made
 
 
 def _check_written_shapes(
@@ -335,8 +380,13 @@ def _assemble(
     if header is not None and header.attributes:
         errors.extend(module_attribute_errors(module))
     entries: list[Computation] = []
-    if is_snippet and len(computations) == 1 and len(computations[0].instructions) == 1:
-        _parameters_for_written_operands(computations[0], builder)
+    generated: set[str] = set()
+    inline_keys: set[tuple[int, str]] = set()
+    if builder.inline_calls:
+        generated = _name_inline_computations(computations, builder.inline_calls)
+        inline_keys = {(id(i), key) for i, key, _, _ in builder.inline_calls}
+    if builder.single and is_snippet:  # the text's one instruction is the last computation
+        _parameters_for_written_operands(computations[-1], builder)
     for computation in computations:
         if computation.name in module.computations:
             where = computation.span
@@ -387,8 +437,25 @@ def _assemble(
                 if isinstance(names, HloidxError):
                     errors.append(names.with_span(instruction.attribute_span(key)))
                     continue
+                if not names:  # `calls={}`, `calls=\n{\n}`: XLA reads no computation there
+                    errors.append(
+                        HloSemanticError(
+                            f"{key}= of {instruction.name} names no computation",
+                            instruction.attribute_span(key),
+                        )
+                    )
                 for called in names:
-                    if called not in module.computations and not is_snippet:
+                    if called in generated and (id(instruction), key) not in inline_keys:
+                        # XLA: a computation written inline has no name another can call
+                        errors.append(
+                            HloSemanticError(
+                                f"{instruction.name} refers to computation {called} ({key}=), "
+                                "which does not exist (a computation written inline is named "
+                                "by hloidx, not by the text)",
+                                instruction.attribute_span(key),
+                            )
+                        )
+                    elif called not in module.computations and not is_snippet:
                         errors.append(
                             HloSemanticError(
                                 f"{instruction.name} refers to computation {called} "

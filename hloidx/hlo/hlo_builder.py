@@ -67,6 +67,32 @@ class _Signature:
         self.result = result
 
 
+class _BareOperand:
+    """An operand written as a shape alone (`multiply(f32[2], f32[2])`): in XLA's
+    single-instruction form it becomes a parameter; anywhere else it is an error."""
+
+    __slots__ = ("end", "shape", "start")
+    type = "BARE"  # read where the builder tells tokens apart
+
+    def __init__(self, shape: Any, start: int, end: int) -> None:
+        self.shape = shape
+        self.start = start
+        self.end = end
+
+
+class _Inline:
+    """The computations written inline as one attribute's value (one body, or a braced list of
+    them for ``branch_computations``, where a name may stand for one) and the offset after the
+    closing brace."""
+
+    __slots__ = ("computations", "end", "is_list")
+
+    def __init__(self, computations: list[Computation], is_list: bool, end: int) -> None:
+        self.computations = computations
+        self.is_list = is_list
+        self.end = end
+
+
 class _Builder(Transformer):
     """Lark calls these as it reduces; state is per parse (see :meth:`reset`)."""
 
@@ -92,6 +118,15 @@ class _Builder(Transformer):
         self.shapeless = False
         #: offset of an operand name -> the shape written before it (`f32[2] %x`)
         self.typed_operands: dict[int, Any] = {}
+        #: (instruction, attribute, computations written inline as its value, a braced list?)
+        self.inline_calls: list[tuple[Instruction, str, list[Computation], bool]] = []
+        #: computations written inline, not yet placed before the computation holding them
+        self.inline_pending: list[Computation] = []
+        #: computation -> the computations written inline inside it (they precede it)
+        self.inline_before: dict[Computation, list[Computation]] = {}
+        #: the text is one instruction (XLA's single-instruction form): operands it does not
+        #: define, written with their shapes, become parameters
+        self.single = False
 
     # -- helpers -----------------------------------------------------------------------------
     def span_of(self, token: Token, end: int | None = None) -> Span:
@@ -137,6 +172,14 @@ class _Builder(Transformer):
         self.typed_operands[name.start_pos] = shape
         return name
 
+    def bare_operand(self, children: list[Any]) -> _BareOperand:
+        shape = children[0]
+        if type(shape) is Token:
+            start = shape.start_pos + self.base
+            end = start + len(str(shape).rstrip())
+            return _BareOperand(self.located_shape(str(shape), shape), start, end)
+        return _BareOperand(shape, -1, -1)  # a tuple: located at its user's opcode
+
     def instruction(self, children: list[Any]) -> Instruction:
         first = children[0]
         if first.type == "ROOT":
@@ -152,8 +195,32 @@ class _Builder(Transformer):
             name = name[1:]
         instruction = self._build(name, name_token, root_token, children, index + 1)
         if self.anonymous:  # written in place of operands: they come first
-            self.nested_before[instruction] = self.anonymous
-            self.anonymous = []
+            self._claim_anonymous(instruction)
+        return instruction
+
+    def _claim_anonymous(self, instruction: Instruction) -> None:
+        """The anonymous instructions written inside ``instruction`` precede it. (Those of an
+        instruction whose inline computation holds this one stay for their own user.)"""
+        start = instruction.span.start
+        mine = [i for i in self.anonymous if i.span.start >= start]
+        if mine:
+            self.nested_before[instruction] = mine
+            self.anonymous = [i for i in self.anonymous if i.span.start < start]
+
+    def canonical_instruction(self, children: list[Any]) -> Instruction:
+        """XLA's single instruction without a name (`f32[2] multiply(f32[2], f32[2])`): named
+        after its opcode, unless an operand already has that name."""
+        call = children[1]
+        opcode = str(call)[: str(call).index("(")].rstrip()
+        first = children[0] if type(children[0]) is Token else call
+        instruction = self._build(opcode, first, None, children, 0)
+        taken = {name for name, _, _ in self.pending[instruction].operands}
+        count = 0
+        while instruction.name in taken:
+            count += 1
+            instruction.name = f"{opcode}.{count}"
+        if self.anonymous:
+            self._claim_anonymous(instruction)
         return instruction
 
     def nested_instruction(self, children: list[Any]) -> Instruction:
@@ -198,6 +265,7 @@ class _Builder(Transformer):
         elif shape is None:
             self.shapeless = True
         call_text = str(call)
+        inline = children[index + 1] if index + 1 < len(children) else None
         paren = call_text.index("(")
         opcode = call_text[:paren].rstrip()
         attributes: dict[str, str] = {}
@@ -208,6 +276,8 @@ class _Builder(Transformer):
         if token is not None:
             self._split_attributes(token, attributes, offsets)
             end = token.end_pos
+        if inline is not None:
+            inline, end = self._inline_attributes(inline, attributes, offsets)
         instruction = Instruction(
             name=name,
             opcode=opcode,
@@ -232,6 +302,12 @@ class _Builder(Transformer):
                 if type(token) is Instruction:
                     span = token.span
                     operands.append((token.name, span.start, span.end))
+                elif token.type == "BARE":
+                    typed = typed or {}
+                    typed[len(operands)] = token.shape
+                    if token.start < 0:
+                        token.start, token.end = call.start_pos + base, call.end_pos + base
+                    operands.append(("", token.start, token.end))  # named by the assembly
                 elif token.type == "NAME":
                     if self.typed_operands:
                         written = self.typed_operands.pop(token.start_pos, None)
@@ -258,7 +334,69 @@ class _Builder(Transformer):
         self.pending[instruction] = _Pending(
             operands, root_token.start_pos + base if root_token is not None else None, typed
         )
+        if inline:
+            for key, value in inline:
+                self.inline_calls.append((instruction, key, value.computations, value.is_list))
         return instruction
+
+    def _inline_attributes(
+        self, parts: list[Any], attributes: dict[str, str], offsets: dict[str, int]
+    ) -> tuple[list[tuple[str, _Inline]], int]:
+        """``INLINE_KEY value [ATTRIBUTES]`` runs: the attributes whose values are written
+        inline (their values are set to the generated names by the assembly) and the end."""
+        calls: list[tuple[str, _Inline]] = []
+        end = 0
+        for at, part in enumerate(parts):
+            if part is None:
+                continue
+            if type(part) is _Inline:
+                end = part.end
+                continue
+            if part.type == "ATTRIBUTES":
+                self._split_attributes(part, attributes, offsets)
+                end = part.end_pos
+                continue
+            text = str(part)  # INLINE_KEY: `, key = ` (the `{` follows)
+            key = text[text.index(",") + 1 : text.index("=")].strip()
+            if key in attributes:
+                where = part.start_pos + self.base + text.index(key)
+                self.errors.append(
+                    HloSyntaxError(
+                        f"attribute {key} given twice", Span(self.source, where, where + len(key))
+                    )
+                )
+            attributes[key] = ""  # the assembly writes the generated name
+            offsets[key] = part.end_pos + self.base
+            calls.append((key, parts[at + 1]))
+        return calls, end
+
+    def inline_body(self, children: list[Any]) -> _Inline:
+        """A computation written inline: its instructions (with the anonymous ones written
+        inside them) up to the closing brace; named by the assembly."""
+        closing = children[-1]
+        instructions = self._with_nested(children[:-1])
+        first = instructions[0].span
+        computation = Computation(
+            name="",
+            instructions=instructions,
+            is_entry=False,
+            span=Span(self.source, first.start, closing.end_pos + self.base),
+        )
+        self.inline_pending.append(computation)  # after those written inside it
+        return _Inline([computation], False, closing.end_pos)
+
+    def inline_list(self, children: list[Any]) -> _Inline:
+        """A braced list of computations, each written inline or named (``%a``)."""
+        items: list[Any] = []
+        for child in children[:-1]:
+            if type(child) is _Inline:
+                items.extend(child.computations)
+            else:
+                items.append(str(child)[1:] if str(child)[0] == "%" else str(child))
+        return _Inline(items, True, children[-1].end_pos)
+
+    def inline_attributes(self, children: list[Any]) -> list[Any]:
+        return children
 
     def _split_attributes(
         self, token: Token, attributes: dict[str, str], offsets: dict[str, int]
@@ -360,10 +498,19 @@ class _Builder(Transformer):
         signature = children[index + 1]
         if type(signature) is _Signature:
             computation.result_shape = signature.result
+        if self.inline_pending:  # written inline inside it: they precede it
+            self.inline_before[computation] = self.inline_pending
+            self.inline_pending = []
         return computation
 
     def computations(self, children: list[Computation]) -> _Body:
-        return _Body(list(children), is_snippet=False)
+        if not self.inline_before:
+            return _Body(list(children), is_snippet=False)
+        body = []
+        for computation in children:
+            body.extend(self.inline_before.get(computation, ()))
+            body.append(computation)
+        return _Body(body, is_snippet=False)
 
     def _with_nested(self, children: list[Any]) -> list[Instruction]:
         """The instructions of a body, each preceded by those written inside it."""
@@ -384,7 +531,13 @@ class _Builder(Transformer):
         computation = Computation(
             name=SNIPPET_COMPUTATION, instructions=instructions, is_entry=True, span=span
         )
-        return _Body([computation], is_snippet=True)
+        self.single = len(children) == 1
+        inline, self.inline_pending = self.inline_pending, []
+        return _Body([*inline, computation], is_snippet=True)
+
+    def single_instruction(self, children: list[Any]) -> tuple[None, _Body]:
+        """The whole text is XLA's single instruction without a name."""
+        return None, self.snippet(children)
 
     # -- module ----------------------------------------------------------------------------------
     def header(self, children: list[Any]) -> _Header:

@@ -34,7 +34,7 @@ from .assembly import (
     _Header,
     _Pending,
 )
-from .ir import Computation, Instruction, Shape
+from .ir import CALL_ATTRIBUTES, Computation, Instruction, Shape
 from .shape_text import (
     MAX_TUPLE_DEPTH,
     literal_element_count,
@@ -79,8 +79,21 @@ _BARE = (
 _NEXT_PART = (
     "(?:[ \t]+(?:" + _BLOB + r"|\([^()]*\)|[-+]?(?:\d|\.\d|inf|nan)[^\s,{}()\[\]" + '"' + "]*+))*"
 )
+# A call attribute whose value is a computation written inline (`calls=\n{ ... }`) is not an
+# ATTRIBUTE: the grammar reads the body (INLINE_KEY), and this parser declines the line.
+_NOT_INLINE = (
+    r"(?!(?:"
+    + "|".join(CALL_ATTRIBUTES)
+    + r")\s*=\s*\{(?!\s*(?:"
+    + _NAME
+    + r"\s*,\s*)*(?:"
+    + _NAME
+    + r"\s*)?\}))"
+)
 ATTRIBUTE = (
-    r"\s*,\s*[A-Za-z_][\w.\-]*\s*=\s*(?:"
+    r"\s*,\s*"
+    + _NOT_INLINE
+    + r"[A-Za-z_][\w.\-]*\s*=\s*(?:"
     + _BLOB
     + "|"
     + _STRING
@@ -145,7 +158,7 @@ class Declined(Exception):
 class LineParseState:
     """What the assembly needs from a parse (see :class:`.assembly.ParseState`)."""
 
-    __slots__ = ("errors", "pending", "rootless", "shapeless", "source")
+    __slots__ = ("errors", "inline_calls", "pending", "rootless", "shapeless", "single", "source")
 
     def __init__(self, source: Source) -> None:
         self.source = source
@@ -153,6 +166,8 @@ class LineParseState:
         self.pending: dict[Instruction, _Pending] = {}
         self.rootless: set[str] = set()
         self.shapeless = False  # this parser declines an instruction without its shape
+        self.inline_calls: list[Any] = []  # and a computation written inline
+        self.single = False
 
 
 def parse_lines(text: str, source: Source) -> tuple[tuple[_Header | None, _Body], Any] | None:
@@ -318,6 +333,7 @@ class _LineParser:
         while (line := self._next_nonblank()) is not None:
             instructions.append(self._instruction(*line))
             self.at += 1
+        self.state.single = len(instructions) == 1
         first, last = instructions[0].span, instructions[-1].span
         computation = Computation(
             name=SNIPPET_COMPUTATION,

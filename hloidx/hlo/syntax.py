@@ -340,6 +340,7 @@ def _recover(
     rootless: set[str] = set()
     shapeless = False
     anonymous: dict[str, int] = {}
+    inline_calls: list = []
     for comp_name, is_entry, _, begin, stop in blocks:
         starts = _instruction_starts(text, begin, stop)
         instructions: list[Instruction] = []
@@ -358,6 +359,9 @@ def _recover(
             errors.extend(piece_builder.errors)
             pending.update(piece_builder.pending)
             shapeless = shapeless or piece_builder.shapeless
+            # computations written inline in the piece precede the one it belongs to
+            computations.extend(piece_builder.inline_pending)
+            inline_calls.extend(piece_builder.inline_calls)
             instructions.extend(piece_builder.nested_before.get(instruction, ()))
             instructions.append(instruction)
         if instructions:
@@ -370,6 +374,7 @@ def _recover(
     builder.pending = pending
     builder.rootless = rootless
     builder.shapeless = shapeless
+    builder.inline_calls = inline_calls
     module = _assemble(
         header,
         computations,

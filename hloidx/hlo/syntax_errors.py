@@ -35,6 +35,7 @@ _TERMINAL_WORDS = {
     "DEFINED_NAME": "an instruction such as p0 = f32[2] parameter(0)",
     "CALL": "an opcode and '(' such as add(",
     "RPAR": "')'",
+    "INLINE_KEY": "a computation written inline such as calls={ ... }",
     "_COMMA": "','",
     "ROOT": "ROOT",
     "ENTRY": "ENTRY",
@@ -125,7 +126,7 @@ def _specific(source: Source, at: int, expected: set[str]) -> HloSyntaxError | N
                 f"f32[10,20] or f32[<=10,?]{{1,0}}",
                 source.span(at, match.end()),
             )
-    if "ATTRIBUTES" in expected:
+    if "ATTRIBUTES" in expected or "INLINE_KEY" in expected:
         match = _KEY_AT.match(text, at)
         if match:
             key = match.group(1)
