@@ -1,7 +1,7 @@
-"""A fast path for reading well-formed maps: tokens are cut by spacing out punctuation and
-splitting on white space, and a small recursive-descent reader follows
-``grammars/indexing_map.lark`` rule for rule and builds the map through the same builders as
-the Lark transformer (so the result is the same object).
+"""A fast path for reading well-formed maps: every distinct parenthesised group is cut out
+once (.text_groups), tokens are cut by spacing out punctuation and splitting on white space,
+and a small reader follows ``grammars/indexing_map.lark`` rule for rule and builds the map
+through the same builders as the Lark transformer (so the result is the same object).
 
 It gives up (returns None) at the first thing it does not expect, and the caller then runs the
 Lark parser, which accepts or rejects the text and words any error: the grammar stays the one
@@ -34,12 +34,14 @@ from .expr import (
 from .indexing_map import Constraint, IndexingMap, Variable
 from .interval import INT64_MAX, INT64_MIN, Interval, make_interval
 from .nodes import _VAR_CACHE
+from .text_groups import fold_groups, group_name
 
 # Tokens are cut by spacing out the punctuation and splitting on white space: a few passes
 # of str.replace and one str.split, each in C, cost a third of a regular-expression scan. Any
 # other character stays glued to its neighbours, and the token it makes matches no rule.
-_ARROW = "\x01"  # "->" while cutting, so that its "-" is not cut off; texts holding it give up
 _PUNCTUATION = "(),[]{}:+-*/%"
+#: Between the declarations, each group's text and the results (no map text holds it).
+_SEPARATOR = "#"
 _KEYWORDS = frozenset(
     (
         "domain",
@@ -74,7 +76,7 @@ _new_binary = BinaryExpr.__new__  # without type.__call__, as the builders make 
 _new_variable = object.__new__
 _set_bounds = Variable.bounds.__set__  # type: ignore[attr-defined]
 _set_name = Variable.name.__set__  # type: ignore[attr-defined]
-_PADDING = [_END] * 4  # a group is filed under its first four tokens
+_PADDING = [_END] * 6  # the interval reader looks six tokens ahead
 _SPACED = [(mark, f" {mark} ") for mark in _PUNCTUATION]
 
 
@@ -82,10 +84,7 @@ class _GiveUp(Exception):
     pass
 
 
-def _tokens(text: str) -> list[str] | None:
-    if _ARROW in text:
-        return None
-    text = text.replace("->", f" {_ARROW} ")
+def _tokens(text: str) -> list[str]:
     for mark, spaced in _SPACED:
         text = text.replace(mark, spaced)
     return text.split()
@@ -95,25 +94,17 @@ def _is_name(token: str) -> bool:
     return token.isidentifier() and token.isascii() and token not in _KEYWORDS
 
 
-#: groups filed under one prefix: (number of tokens, the tokens, the tree)
-_Filed = list[tuple[int, list[str], Expr]]
-
-
 class _Reader:
     __slots__ = ("at", "groups", "leaves", "tokens")
 
     def __init__(self, tokens: list[str]) -> None:
         self.tokens = tokens
         self.at = 0
-        # Maps written out by composition repeat the same parenthesised subexpression many
-        # times over (a reshape chain restates its linear index in every digit): each
-        # distinct group is built once. The builders are pure, so a repeat is the same tree.
-        # Groups are filed under their first few tokens, as (tokens, tree): where a group
-        # ends is not known before it is read, but a filed one is recognised by comparing
-        # its tokens (a balanced run followed by ")" can only be the whole group).
-        self.groups: dict[tuple[str, ...], _Filed] = {}
-        # Variables by name and numbers by their digits: the leaves, read without a call.
+        # Variables by name, numbers by their digits and groups by their names
+        # (.text_groups): the leaves, read without a call.
         self.leaves: dict[str, Expr] = {}
+        # The groups' trees by their tokens, for constraints that restate a group.
+        self.groups: dict[tuple[str, ...], Expr] = {}
 
     def take(self, value: str) -> str:
         token = self.tokens[self.at]
@@ -161,7 +152,8 @@ class _Reader:
         """A sum of products, folded left as the grammar's rules nest them.
 
         One loop for both precedence levels (a call per level per operand was most of the
-        reader's cost); only groups, unary minus, new numbers and min/max take a call.
+        reader's cost); only unary minus, new numbers and min/max take a call (groups are
+        leaves: .text_groups cut them out, and each was read once, before the results).
         """
         tokens = self.tokens
         leaves = self.leaves
@@ -175,9 +167,6 @@ class _Reader:
             operand = leaves.get(token)  # a variable or a number seen before: no call
             if operand is not None:
                 at += 1
-            elif token == "(":
-                operand = self.read_once(at + 1, ")")
-                at = self.at + 1
             else:
                 self.at = at
                 operand = self.operand()
@@ -230,10 +219,8 @@ class _Reader:
         leaf = self.leaves.get(token)
         if leaf is not None:
             return leaf
-        if token == "(":
-            tree = self.read_once(at + 1, ")")
-            self.at += 1  # the ")"
-            return tree
+        if token == "(":  # a group .text_groups left as written (it gives up on it)
+            raise _GiveUp
         if token == "-":
             return mul(self.operand(), -1)
         if token.isdigit():
@@ -253,53 +240,40 @@ class _Reader:
             return min_(a, b) if token == "min" else max_(a, b)
         raise _GiveUp
 
-    def read_once(self, start: int, closer: str) -> Expr:
-        """The expression whose tokens begin at ``start`` and end before ``closer`` (the ``)``
-        of a group, or the ``in`` of a domain entry), read once however often it is written;
-        ``self.at`` moves to the closer.
-
-        Composed maps restate the same groups many times, and their constraints restate groups
-        of the results (``(x floordiv 6) mod 3 in [0, 2]`` beside ``((x floordiv 6) mod 3) *
-        2``). A run read before is recognised by its tokens followed by the closer: a filed run
-        is balanced, so the ``)`` after it closes the group being read, and no expression
-        holds the keyword ``in``.
-        """
+    def group_texts(self, count: int) -> None:
+        """The ``count`` groups' texts, each after a separator, named as .text_groups names
+        them (a group's inner groups come before it)."""
         tokens = self.tokens
-        prefix = (tokens[start], tokens[start + 1], tokens[start + 2], tokens[start + 3])
-        filed = self.groups.get(prefix)
-        if filed is not None:
-            last = len(tokens) - 1
-            for length, run, tree in filed:
-                stop = start + length
-                if stop <= last and tokens[stop] == closer and tokens[start:stop] == run:
-                    self.at = stop
-                    return tree
-        self.at = start
-        tree = self.expr()
-        end = self.at
-        if tokens[end] != closer:
-            raise _GiveUp
-        self.file(prefix, (end - start, tokens[start:end], tree))
-        return tree
+        leaves = self.leaves
+        groups = self.groups
+        for index in range(count):
+            at = self.at
+            if tokens[at] != _SEPARATOR:
+                raise _GiveUp
+            self.at = at + 1
+            tree = self.expr()
+            leaves[group_name(index)] = tree
+            groups[tuple(tokens[at + 1 : self.at])] = tree
+        self.take(_SEPARATOR)
 
-    def file(self, prefix: tuple[str, ...], entry: tuple[int, list[str], Expr]) -> None:
-        # Looked up again: reading the run may have filed others under the same prefix.
-        filed = self.groups.get(prefix)
-        if filed is None:
-            self.groups[prefix] = [entry]
-        else:
-            filed.append(entry)
-
-    def entry_expr(self) -> Expr:
-        """The expression of a domain entry: everything up to its ``in``."""
+    def entry(self) -> Expr:
+        """The expression of a domain entry, up to its ``in``: a variable, a group's text
+        again (constraints restate groups of the results: ``#5 mod 6 in [0, 5]`` beside the
+        group ``(#5 mod 6)``), looked up by its tokens, or any other expression."""
         tokens = self.tokens
         at = self.at
-        if tokens[at + 1] == "in":  # a single name or number
+        if tokens[at + 1] == "in":
             leaf = self.leaves.get(tokens[at])
             if leaf is not None:
                 self.at = at + 1
                 return leaf
-        return self.read_once(at, "in")
+        else:
+            end = tokens.index("in", at)  # no expression holds the keyword
+            tree = self.groups.get(tuple(tokens[at:end]))
+            if tree is not None:
+                self.at = end
+                return tree
+        return self.expr()
 
     def interval(self) -> Interval:
         """``in [lower, upper]`` (every domain entry has one: read without further calls)."""
@@ -359,20 +333,27 @@ def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingM
     ``max_depth`` bounds the levels of every expression (deeper ones go to the Lark path,
     which words the error).
     """
-    tokens = _tokens(text)
-    if not tokens or tokens[0] != "(":
+    arrow = text.find("->")
+    if arrow < 0 or _SEPARATOR in text:
+        return None  # UNDEFINED, KNOWN EMPTY, () or something out of the ordinary
+    folded = fold_groups(text, arrow + 2)
+    if folded is None:
         return None
-    tokens += _PADDING  # a group's first tokens are read before it is known where it ends
+    groups, rest = folded
+    # The declarations, each group's text (the names of its inner groups are declared by
+    # then), then the results and the domain, cut apart by separators.
+    tokens = _tokens(f" {_SEPARATOR} ".join((text[:arrow], *groups, rest)))
+    tokens += _PADDING
     r = _Reader(tokens)
     try:
         r.take("(")
-        groups = [r.declare(")", VarKind.DIM), [], []]
+        names = [r.declare(")", VarKind.DIM), [], []]
         if r.accept("["):
-            groups[1] = r.declare("]", VarKind.RANGE)
+            names[1] = r.declare("]", VarKind.RANGE)
         if r.accept("{"):
-            groups[2] = r.declare("}", VarKind.RUNTIME)
+            names[2] = r.declare("}", VarKind.RUNTIME)
         declared = list(r.leaves.values())  # the variables in order (no number is read yet)
-        r.take(_ARROW)
+        r.group_texts(len(groups))
         r.take("(")
         results: list[Expr] = []
         if not r.accept(")"):
@@ -389,7 +370,7 @@ def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingM
             r.take(":")
             entries = []
             while True:
-                entries.append((r.entry_expr(), r.interval()))
+                entries.append((r.entry(), r.interval()))
                 token = tokens[r.at]
                 if token == _END:
                     break
@@ -413,14 +394,14 @@ def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingM
     except (_GiveUp, IndexError, KeyError, ValueError, ArithmeticError, RecursionError):
         return None  # RecursionError: nesting deeper than this reader goes; Lark reads it
     try:
-        return _assemble(tuple(results), groups, declared, entries, default_bounds, max_depth)
+        return _assemble(tuple(results), names, declared, entries, default_bounds, max_depth)
     except (ValueError, ArithmeticError):
         return None
 
 
 def _assemble(
     results: tuple[Expr, ...],
-    groups: list[list[str]],
+    names: list[list[str]],
     declared: list[Expr],
     entries: list[tuple[Expr, Interval]] | None,
     default_bounds: Interval,
@@ -430,7 +411,7 @@ def _assemble(
         if e.depth > max_depth:
             return None
     if entries is None:
-        variables = [[Variable(default_bounds, n) for n in group] for group in groups]
+        variables = [[Variable(default_bounds, n) for n in group] for group in names]
         return IndexingMap(results, *map(tuple, variables))
     if len(entries) < len(declared):
         return None
@@ -442,7 +423,7 @@ def _assemble(
             return None
         variable = _new_variable(Variable)  # without the dataclass initialiser
         _set_bounds(variable, interval)
-        _set_name(variable, groups[want.kind][want.index])
+        _set_name(variable, names[want.kind][want.index])
         variables[want.kind].append(variable)
     constraints: list[Constraint] = []
     tightens = False
