@@ -23,6 +23,10 @@ _KEY_LENGTH = 24
 #: are a superset: a rarer blank makes a call look like a group, and the reader then gives up).
 _BLANKS = " \t\n\r"
 
+#: What a group's parenthesis usually follows: another one, or an operator and a blank.
+_OPENERS = "("
+_AFTER_OPERATORS = frozenset(f"{mark} " for mark in "+-*/%,:")
+
 #: A parenthesis after these is no group: ``min(a, b)``, ``max(a, b)``, or the results list.
 _NOT_GROUPS = ("min", "max")
 
@@ -88,7 +92,7 @@ def fold_groups(text: str, start: int) -> tuple[list[str], str] | None:
             # no group inside: its whole text is known, and names it if it was seen before
             raw = text[opening : next_close + 1]
             name = innermost.get(raw)
-            if name is None and (text[opening - 1] == "(" or _is_group(text, opening, start)):
+            if name is None and _is_group(text, opening, start):
                 name = innermost[raw] = f" #{len(groups)} "
                 groups.append(raw[1:-1])
             pieces.append(text[at:opening])
@@ -112,8 +116,7 @@ def fold_groups(text: str, start: int) -> tuple[list[str], str] | None:
                 next_close = find(")", at)
                 continue
         pieces.append(text[at:opening])
-        is_group = text[opening - 1] == "(" or _is_group(text, opening, start)
-        levels.append((opening, pieces, is_group))
+        levels.append((opening, pieces, _is_group(text, opening, start)))
         pieces = []
         at = opening + 1
         next_open = following
@@ -125,6 +128,8 @@ def fold_groups(text: str, start: int) -> tuple[list[str], str] | None:
 
 def _is_group(text: str, opening: int, start: int) -> bool:
     """Whether the parenthesis at ``opening`` opens a group (not a call's or the results')."""
+    if text[opening - 1] in _OPENERS or text[opening - 2 : opening] in _AFTER_OPERATORS:
+        return True  # the usual case: after "(" or an operator (a call's name is no operator)
     before = opening
     while before > start and text[before - 1] in _BLANKS:
         before -= 1
