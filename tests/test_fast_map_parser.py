@@ -40,14 +40,27 @@ def _lark(text: str):
         builder.reset(Source("<map>", ""), Interval.FULL)
 
 
+def _both_ways(text: str) -> list[IndexingMap | None]:
+    """The fast reader's map read as a short text is (tokens, runs memoised) and as a long one
+    is (folded into its distinct groups first, hloidx.maps.text_groups)."""
+    read = []
+    for fold_from in (10**9, 0):
+        with mock.patch.object(fmp, "_FOLD_FROM", fold_from):
+            read.append(fast_parse(_unwrap(text), Interval.FULL, MAX_EXPR_DEPTH))
+    return read
+
+
 def _agree(text: str) -> bool:
-    """True when the fast reader read ``text`` (the same map as Lark); False when it gave up."""
-    fast = fast_parse(_unwrap(text), Interval.FULL, MAX_EXPR_DEPTH)
-    if fast is None:
+    """True when the fast reader read ``text`` both ways, the same map as Lark; False when it
+    gave up both ways."""
+    read = _both_ways(text)
+    if read == [None, None]:
         return False
     reference = _lark(text)  # the fast reader never accepts what the grammar rejects
-    assert fast == reference, text
-    assert format_map(fast) == format_map(reference), text
+    for fast in read:
+        assert fast is not None, text  # well-formed text is read both ways
+        assert fast == reference, text
+        assert format_map(fast) == format_map(reference), text
     return True
 
 
@@ -99,7 +112,7 @@ def test_xla_maps_take_the_fast_path() -> None:
     ],
 )
 def test_the_fast_reader_gives_up_on_anything_unusual(text: str) -> None:
-    assert fast_parse(text, Interval.FULL, MAX_EXPR_DEPTH) is None
+    assert _both_ways(text) == [None, None]
     if text != "UNDEFINED":
         with pytest.raises(HloidxError):
             parse_map(text)
@@ -141,7 +154,10 @@ def _atom_groups(text: str) -> list[str]:
     return found
 
 
-def test_repeated_groups_are_read_once_and_give_what_the_grammar_gives(monkeypatch) -> None:
+@pytest.mark.parametrize("fold_from", [10**9, 0], ids=["runs memoised", "folded"])
+def test_repeated_groups_are_read_once_and_give_what_the_grammar_gives(
+    monkeypatch, fold_from: int
+) -> None:
     text = _reshape_chain_text()
     groups = _atom_groups(text)
     assert text.count("(d0 * 6 + d1)") >= 10  # the case this covers: many repeats
@@ -156,6 +172,7 @@ def test_repeated_groups_are_read_once_and_give_what_the_grammar_gives(monkeypat
 
     with monkeypatch.context() as patch:
         patch.setattr(fmp._Reader, "expr", counted)
+        patch.setattr(fmp, "_FOLD_FROM", fold_from)
         parsed = fast_parse(text, Interval.FULL, MAX_EXPR_DEPTH)
     assert parsed == _lark(text)
     # each distinct group once, each result and each constraint at most once more
@@ -205,17 +222,17 @@ def test_depth_check_at_the_limit() -> None:
 def _agree_or_give_up(text: str) -> bool:
     """The fast reader gives up, or reads what the grammar reads; it never accepts text the
     grammar rejects. True when it read the text."""
-    fast = fast_parse(_unwrap(text), Interval.FULL, MAX_EXPR_DEPTH)
+    read = _both_ways(text)
     try:
         reference = _lark(text)
     except (HloidxError, UnexpectedInput):
-        assert fast is None, text
+        assert read == [None, None], text
         return False
-    if fast is None:
-        return False
-    assert fast == reference, text
-    assert format_map(fast) == format_map(reference), text
-    return True
+    for fast in read:
+        if fast is not None:
+            assert fast == reference, text
+            assert format_map(fast) == format_map(reference), text
+    return read != [None, None]
 
 
 def _bench_module(name: str):
@@ -239,7 +256,7 @@ def test_long_redundant_chains_agree_with_the_grammar(shapes, simplified_steps: 
     chain = _bench_module("reshape_chains").chain_map(shapes, simplified_steps)
     text = format_map(chain)
     assert _agree(text)
-    assert fast_parse(text, Interval.FULL, MAX_EXPR_DEPTH) == chain
+    assert _both_ways(text) == [chain, chain]
 
 
 # Edits that break well-formed text in the ways a reader can go wrong: parentheses that no
@@ -310,7 +327,7 @@ def test_the_benchmark_maps_take_the_fast_path_and_agree() -> None:
     compared = 0
     for m in maps:
         text = format_map(m)
-        assert fast_parse(text, Interval.FULL, MAX_EXPR_DEPTH) == m, text[:300]
+        assert _both_ways(text) == [m, m], text[:300]
         if len(text) <= 4000:
             compared += _agree(text)
     assert compared >= 150

@@ -76,7 +76,10 @@ _new_binary = BinaryExpr.__new__  # without type.__call__, as the builders make 
 _new_variable = object.__new__
 _set_bounds = Variable.bounds.__set__  # type: ignore[attr-defined]
 _set_name = Variable.name.__set__  # type: ignore[attr-defined]
-_PADDING = [_END] * 6  # the interval reader looks six tokens ahead
+_PADDING = [_END] * 6  # a group is filed under its first four tokens; an interval has six
+#: Texts at least this long (after the arrow) are folded into their distinct groups first
+#: (.text_groups); in shorter ones, the reader's own memo of runs costs less.
+_FOLD_FROM = 1700
 _SPACED = [(mark, f" {mark} ") for mark in _PUNCTUATION]
 
 
@@ -86,12 +89,17 @@ class _GiveUp(Exception):
 
 def _tokens(text: str) -> list[str]:
     for mark, spaced in _SPACED:
-        text = text.replace(mark, spaced)
+        if mark in text:  # a look for one character costs less than a replace finding none
+            text = text.replace(mark, spaced)
     return text.split()
 
 
 def _is_name(token: str) -> bool:
     return token.isidentifier() and token.isascii() and token not in _KEYWORDS
+
+
+#: groups filed under one prefix: (number of tokens, the tokens, the tree)
+_Filed = list[tuple[int, list[str], Expr]]
 
 
 class _Reader:
@@ -100,11 +108,16 @@ class _Reader:
     def __init__(self, tokens: list[str]) -> None:
         self.tokens = tokens
         self.at = 0
-        # Variables by name, numbers by their digits and groups by their names
-        # (.text_groups): the leaves, read without a call.
+        # Maps written out by composition repeat the same parenthesised subexpression many
+        # times over (a reshape chain restates its linear index in every digit): each
+        # distinct group is built once. The builders are pure, so a repeat is the same tree.
+        # Groups are filed under their first few tokens, as (tokens, tree): where a group
+        # ends is not known before it is read, but a filed one is recognised by comparing
+        # its tokens (a balanced run followed by ")" can only be the whole group).
+        self.groups: dict[tuple[str, ...], _Filed] = {}
+        # Variables by name, numbers by their digits and, in a long text, groups by their
+        # names (.text_groups): the leaves, read without a call.
         self.leaves: dict[str, Expr] = {}
-        # The groups' trees by their tokens, for constraints that restate a group.
-        self.groups: dict[tuple[str, ...], Expr] = {}
 
     def take(self, value: str) -> str:
         token = self.tokens[self.at]
@@ -152,8 +165,8 @@ class _Reader:
         """A sum of products, folded left as the grammar's rules nest them.
 
         One loop for both precedence levels (a call per level per operand was most of the
-        reader's cost); only unary minus, new numbers and min/max take a call (groups are
-        leaves: .text_groups cut them out, and each was read once, before the results).
+        reader's cost); only groups, unary minus, new numbers and min/max take a call (in a
+        long text, .text_groups made every group a leaf, read once before the results).
         """
         tokens = self.tokens
         leaves = self.leaves
@@ -167,6 +180,9 @@ class _Reader:
             operand = leaves.get(token)  # a variable or a number seen before: no call
             if operand is not None:
                 at += 1
+            elif token == "(":
+                operand = self.read_once(at + 1, ")")
+                at = self.at + 1
             else:
                 self.at = at
                 operand = self.operand()
@@ -219,8 +235,10 @@ class _Reader:
         leaf = self.leaves.get(token)
         if leaf is not None:
             return leaf
-        if token == "(":  # a group .text_groups left as written (it gives up on it)
-            raise _GiveUp
+        if token == "(":
+            tree = self.read_once(at + 1, ")")
+            self.at += 1  # the ")"
+            return tree
         if token == "-":
             return mul(self.operand(), -1)
         if token.isdigit():
@@ -240,40 +258,66 @@ class _Reader:
             return min_(a, b) if token == "min" else max_(a, b)
         raise _GiveUp
 
-    def group_texts(self, count: int) -> None:
-        """The ``count`` groups' texts, each after a separator, named as .text_groups names
-        them (a group's inner groups come before it)."""
-        tokens = self.tokens
-        leaves = self.leaves
-        groups = self.groups
-        for index in range(count):
-            at = self.at
-            if tokens[at] != _SEPARATOR:
-                raise _GiveUp
-            self.at = at + 1
-            tree = self.expr()
-            leaves[group_name(index)] = tree
-            groups[tuple(tokens[at + 1 : self.at])] = tree
-        self.take(_SEPARATOR)
+    def read_once(self, start: int, closer: str) -> Expr:
+        """The expression whose tokens begin at ``start`` and end before ``closer`` (the ``)``
+        of a group, or the ``in`` of a domain entry), read once however often it is written;
+        ``self.at`` moves to the closer.
 
-    def entry(self) -> Expr:
-        """The expression of a domain entry, up to its ``in``: a variable, a group's text
-        again (constraints restate groups of the results: ``#5 mod 6 in [0, 5]`` beside the
-        group ``(#5 mod 6)``), looked up by its tokens, or any other expression."""
+        Composed maps restate the same groups many times, and their constraints restate groups
+        of the results (``(x floordiv 6) mod 3 in [0, 2]`` beside ``((x floordiv 6) mod 3) *
+        2``). A run read before is recognised by its tokens followed by the closer: a filed run
+        is balanced, so the ``)`` after it closes the group being read, and no expression
+        holds the keyword ``in``.
+        """
+        tokens = self.tokens
+        prefix = (tokens[start], tokens[start + 1], tokens[start + 2], tokens[start + 3])
+        filed = self.groups.get(prefix)
+        if filed is not None:
+            last = len(tokens) - 1
+            for length, run, tree in filed:
+                stop = start + length
+                if stop <= last and tokens[stop] == closer and tokens[start:stop] == run:
+                    self.at = stop
+                    return tree
+        self.at = start
+        tree = self.expr()
+        end = self.at
+        if tokens[end] != closer:
+            raise _GiveUp
+        self.file(prefix, (end - start, tokens[start:end], tree))
+        return tree
+
+    def file(self, prefix: tuple[str, ...], entry: tuple[int, list[str], Expr]) -> None:
+        # Looked up again: reading the run may have filed others under the same prefix.
+        filed = self.groups.get(prefix)
+        if filed is None:
+            self.groups[prefix] = [entry]
+        else:
+            filed.append(entry)
+
+    def entry_expr(self) -> Expr:
+        """The expression of a domain entry: everything up to its ``in``."""
         tokens = self.tokens
         at = self.at
-        if tokens[at + 1] == "in":
+        if tokens[at + 1] == "in":  # a single name or number
             leaf = self.leaves.get(tokens[at])
             if leaf is not None:
                 self.at = at + 1
                 return leaf
-        else:
-            end = tokens.index("in", at)  # no expression holds the keyword
-            tree = self.groups.get(tuple(tokens[at:end]))
-            if tree is not None:
-                self.at = end
-                return tree
-        return self.expr()
+        return self.read_once(at, "in")
+
+    def group_texts(self, count: int) -> None:
+        """The ``count`` groups' texts (a long text's, .text_groups), each after a separator and
+        named as .text_groups names them (a group's inner groups come first); each is filed as
+        a run, so that a constraint restating one is recognised."""
+        tokens = self.tokens
+        leaves = self.leaves
+        for index in range(count):
+            at = self.at
+            if tokens[at] != _SEPARATOR:
+                raise _GiveUp
+            leaves[group_name(index)] = self.read_once(at + 1, _SEPARATOR)
+        self.take(_SEPARATOR)
 
     def interval(self) -> Interval:
         """``in [lower, upper]`` (every domain entry has one: read without further calls)."""
@@ -336,10 +380,14 @@ def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingM
     arrow = text.find("->")
     if arrow < 0 or _SEPARATOR in text:
         return None  # UNDEFINED, KNOWN EMPTY, () or something out of the ordinary
-    folded = fold_groups(text, arrow + 2)
-    if folded is None:
-        return None
-    groups, rest = folded
+    start = arrow + 2
+    groups: tuple[str, ...] | list[str] = ()
+    rest = text[start:]
+    if len(rest) >= _FOLD_FROM:
+        folded = fold_groups(text, start)
+        if folded is None:
+            return None
+        groups, rest = folded
     # The declarations, each group's text (the names of its inner groups are declared by
     # then), then the results and the domain, cut apart by separators.
     tokens = _tokens(f" {_SEPARATOR} ".join((text[:arrow], *groups, rest)))
@@ -370,7 +418,7 @@ def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingM
             r.take(":")
             entries = []
             while True:
-                entries.append((r.entry(), r.interval()))
+                entries.append((r.entry_expr(), r.interval()))
                 token = tokens[r.at]
                 if token == _END:
                     break
