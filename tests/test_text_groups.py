@@ -13,7 +13,7 @@ from hloidx.maps.expr import dim
 from hloidx.maps.indexing_map import IndexingMap, Variable
 from hloidx.maps.interval import Interval
 from hloidx.maps.printer import format_map
-from hloidx.maps.text_groups import _KEY_LENGTH, fold_groups
+from hloidx.maps.text_groups import _KEY_LENGTH, _MAX_CANDIDATES, fold_groups
 from tests.strategies import expressions, indexing_maps
 
 _NAME = re.compile(r" #([0-9]+) ")
@@ -43,7 +43,8 @@ def _check(text: str) -> tuple[list[str], str]:
     # a group inside another is named first; a group's text holds only earlier names
     for index, group in enumerate(groups):
         assert all(int(n) < index for n in _NAME.findall(group)), (index, group)
-    # every group is written once (one shorter than the key with groups inside it may repeat)
+    # every group is written once (one shorter than the key with groups inside it may repeat,
+    # and so may one of more than _MAX_CANDIDATES groups that begin alike, see below)
     counted = [r for r in raws if "(" not in r or len(r) + 2 >= _KEY_LENGTH]
     assert len(counted) == len(set(counted)), [r for r in counted if counted.count(r) > 1]
     return groups, rest
@@ -108,3 +109,17 @@ def test_calls_and_the_results_list_are_kept_as_written() -> None:
     groups, rest = fold_groups(text, text.index("->") + 2)
     assert groups == ["d1", "d0 + 1"]
     assert rest == " (min(d0,  #0 ), max (d0 + 1, d1) +  #1 ), domain: d0 in [0, 3]"
+
+
+def test_many_groups_that_begin_alike_still_fold_exactly() -> None:
+    """Groups compared at a parenthesis are those filed under its first characters, at most
+    _MAX_CANDIDATES of them: beyond that a repeat is named again (never misnamed)."""
+    linear = "(d0 * 12 + d1 * 6 + d2 * 3 + d3)"
+    terms = [f"({linear} floordiv {k})" for k in range(2, 3 * _MAX_CANDIDATES)]
+    text = "(d0, d1, d2, d3) -> (" + " + ".join(terms + terms) + ")"
+    start = text.index("->") + 2
+    groups, rest = fold_groups(text, start)
+    assert _unfold(rest, groups) == text[start:]
+    first = [_unfold(g, groups) for g in groups[: len(terms) + 1]]
+    assert len(set(first)) == len(first)  # the first time, each is named once
+    assert len(groups) < 2 * len(terms)  # the first _MAX_CANDIDATES repeats are recognised

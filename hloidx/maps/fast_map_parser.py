@@ -308,15 +308,29 @@ class _Reader:
 
     def group_texts(self, count: int) -> None:
         """The ``count`` groups' texts (a long text's, .text_groups), each after a separator and
-        named as .text_groups names them (a group's inner groups come first); each is filed as
-        a run, so that a constraint restating one is recognised."""
+        named as .text_groups names them (a group's inner groups come first). Each is filed as
+        a run (distinct texts: none is looked up), so that a constraint restating one is
+        recognised."""
         tokens = self.tokens
         leaves = self.leaves
+        filed = self.groups
         for index in range(count):
-            at = self.at
-            if tokens[at] != _SEPARATOR:
+            start = self.at + 1
+            if tokens[start - 1] != _SEPARATOR:
                 raise _GiveUp
-            leaves[group_name(index)] = self.read_once(at + 1, _SEPARATOR)
+            self.at = start
+            tree = self.expr()
+            end = self.at
+            if tokens[end] != _SEPARATOR:
+                raise _GiveUp
+            leaves[group_name(index)] = tree
+            prefix = (tokens[start], tokens[start + 1], tokens[start + 2], tokens[start + 3])
+            entry = (end - start, tokens[start:end], tree)
+            runs = filed.get(prefix)
+            if runs is None:
+                filed[prefix] = [entry]
+            else:
+                runs.append(entry)
         self.take(_SEPARATOR)
 
     def interval(self) -> Interval:

@@ -18,6 +18,9 @@ from __future__ import annotations
 #: A group is filed under its first characters: enough to tell most groups apart, so that few
 #: candidates are compared at each parenthesis.
 _KEY_LENGTH = 24
+#: At most this many groups are filed under one key: each "(" compares its text with every
+#: group filed under its key, and text written to defeat the key must not make that quadratic.
+_MAX_CANDIDATES = 16
 
 #: What may stand between a call's name or the arrow and its parenthesis (str.split's blanks
 #: are a superset: a rarer blank makes a call look like a group, and the reader then gives up).
@@ -77,7 +80,7 @@ def fold_groups(text: str, start: int) -> tuple[list[str], str] | None:
                     candidates = filed.get(key)
                     if candidates is None:
                         filed[key] = [(raw, name)]
-                    else:
+                    elif len(candidates) < _MAX_CANDIDATES:  # more are read again
                         candidates.append((raw, name))
                 outer.append(name)
             else:
