@@ -284,16 +284,13 @@ class _Reader:
         end = self.at
         if tokens[end] != closer:
             raise _GiveUp
-        self.file(prefix, (end - start, tokens[start:end], tree))
-        return tree
-
-    def file(self, prefix: tuple[str, ...], entry: tuple[int, list[str], Expr]) -> None:
         # Looked up again: reading the run may have filed others under the same prefix.
         filed = self.groups.get(prefix)
         if filed is None:
-            self.groups[prefix] = [entry]
+            self.groups[prefix] = [(end - start, tokens[start:end], tree)]
         else:
-            filed.append(entry)
+            filed.append((end - start, tokens[start:end], tree))
+        return tree
 
     def entry_expr(self) -> Expr:
         """The expression of a domain entry: everything up to its ``in``."""
