@@ -145,7 +145,9 @@ class _ExprPrinter:
                 written = f"{self.strong(lhs.lhs)}{spelling}{-rhs.value}"
             else:
                 spelling = self.div if t is FloorDiv else _SPELLING[t]
-                written = f"{self.strong(lhs)}{spelling}{self.strong(rhs)}"
+                # a constant operand (the usual divisor or factor) without a call
+                right = str(rhs.value) if type(rhs) is Const else self.strong(rhs)
+                written = f"{self.strong(lhs)}{spelling}{right}"
         if keep:
             self.kept[id(node)] = written
         return written
