@@ -79,7 +79,7 @@ _set_name = Variable.name.__set__  # type: ignore[attr-defined]
 _PADDING = [_END] * 6  # a group is filed under its first four tokens; an interval has six
 #: Texts at least this long (after the arrow) are folded into their distinct groups first
 #: (.text_groups); in shorter ones, the reader's own memo of runs costs less.
-_FOLD_FROM = 1700
+_FOLD_FROM = 2300
 _SPACED = [(mark, f" {mark} ") for mark in _PUNCTUATION]
 
 
