@@ -9,6 +9,7 @@ import paths
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lark import UnexpectedInput
 
 from hloidx.errors import HloidxError
 from hloidx.maps import fast_map_parser as fmp
@@ -27,7 +28,7 @@ from hloidx.maps.syntax import (
     too_deep,
 )
 from hloidx.source import Source
-from tests.strategies import expressions, indexing_maps
+from tests.strategies import expressions, factorizations, indexing_maps
 
 
 def _lark(text: str):
@@ -39,14 +40,27 @@ def _lark(text: str):
         builder.reset(Source("<map>", ""), Interval.FULL)
 
 
+def _both_ways(text: str) -> list[IndexingMap | None]:
+    """The fast reader's map read as a short text is (tokens, runs memoised) and as a long one
+    is (folded into its distinct groups first, hloidx.maps.text_groups)."""
+    read = []
+    for fold_from in (10**9, 0):
+        with mock.patch.object(fmp, "_FOLD_FROM", fold_from):
+            read.append(fast_parse(_unwrap(text), Interval.FULL, MAX_EXPR_DEPTH))
+    return read
+
+
 def _agree(text: str) -> bool:
-    """True when the fast reader read ``text`` (the same map as Lark); False when it gave up."""
-    fast = fast_parse(_unwrap(text), Interval.FULL, MAX_EXPR_DEPTH)
-    if fast is None:
+    """True when the fast reader read ``text`` both ways, the same map as Lark; False when it
+    gave up both ways."""
+    read = _both_ways(text)
+    if read == [None, None]:
         return False
     reference = _lark(text)  # the fast reader never accepts what the grammar rejects
-    assert fast == reference, text
-    assert format_map(fast) == format_map(reference), text
+    for fast in read:
+        assert fast is not None, text  # well-formed text is read both ways
+        assert fast == reference, text
+        assert format_map(fast) == format_map(reference), text
     return True
 
 
@@ -98,7 +112,7 @@ def test_xla_maps_take_the_fast_path() -> None:
     ],
 )
 def test_the_fast_reader_gives_up_on_anything_unusual(text: str) -> None:
-    assert fast_parse(text, Interval.FULL, MAX_EXPR_DEPTH) is None
+    assert _both_ways(text) == [None, None]
     if text != "UNDEFINED":
         with pytest.raises(HloidxError):
             parse_map(text)
@@ -122,42 +136,48 @@ def _reshape_chain_text() -> str:
     return format_map(m)
 
 
-def _expr_calls(text: str, monkeypatch, *, remember_groups: bool) -> tuple[int, object]:
-    """How many times the reader starts an expression on ``text``, and what it reads; without
-    ``remember_groups`` every repeat of a group is read again (the reference)."""
+def _atom_groups(text: str) -> list[str]:
+    """Every parenthesised group of ``text`` after the arrow that is an operand (not the
+    results list, not a min/max call), found with a plain stack: the test's own count."""
+    start = text.index("->") + 2
+    found: list[str] = []
+    opened: list[tuple[int, bool]] = []
+    for i in range(start, len(text)):
+        if text[i] == "(":
+            before = text[start:i].rstrip()
+            call = before == "" or before.endswith(("min", "max"))
+            opened.append((i, not call))
+        elif text[i] == ")":
+            j, is_group = opened.pop()
+            if is_group:
+                found.append(text[j : i + 1])
+    return found
 
-    class Forgetful(dict):
-        def __setitem__(self, key, value) -> None:
-            pass
 
+@pytest.mark.parametrize("fold_from", [10**9, 0], ids=["runs memoised", "folded"])
+def test_repeated_groups_are_read_once_and_give_what_the_grammar_gives(
+    monkeypatch, fold_from: int
+) -> None:
+    text = _reshape_chain_text()
+    groups = _atom_groups(text)
+    assert text.count("(d0 * 6 + d1)") >= 10  # the case this covers: many repeats
+    assert len(groups) >= 5 * len(set(groups))
+    assert _agree(text)
     calls = [0]
-    real_expr, real_init = fmp._Reader.expr, fmp._Reader.__init__
+    real_expr = fmp._Reader.expr
 
     def counted(self):
         calls[0] += 1
         return real_expr(self)
 
-    def init(self, *args) -> None:
-        real_init(self, *args)
-        if not remember_groups:
-            self.groups = Forgetful()
-
     with monkeypatch.context() as patch:
         patch.setattr(fmp._Reader, "expr", counted)
-        patch.setattr(fmp._Reader, "__init__", init)
+        patch.setattr(fmp, "_FOLD_FROM", fold_from)
         parsed = fast_parse(text, Interval.FULL, MAX_EXPR_DEPTH)
-    return calls[0], parsed
-
-
-def test_repeated_groups_read_once_give_what_the_grammar_gives(monkeypatch) -> None:
-    text = _reshape_chain_text()
-    assert text.count("(d0 * 6 + d1)") >= 10  # the case this covers: many repeats
-    assert _agree(text)
-    once, parsed = _expr_calls(text, monkeypatch, remember_groups=True)
-    every, reference = _expr_calls(text, monkeypatch, remember_groups=False)
-    assert parsed == reference
-    # a group is read once however often it is written: far fewer expressions are started
-    assert 3 * once < every, (once, every)
+    assert parsed == _lark(text)
+    # each distinct group once, each result and each constraint at most once more
+    bound = len(set(groups)) + parsed.num_results + len(parsed.constraints)
+    assert calls[0] <= bound, (calls[0], bound)
 
 
 @settings(max_examples=100, deadline=None)
@@ -199,30 +219,115 @@ def test_depth_check_at_the_limit() -> None:
     assert not too_deep(Add((e, dim(1))).terms[0])
 
 
-def test_no_group_or_domain_entry_is_read_twice(monkeypatch) -> None:
-    """Every parenthesised group and domain entry whose tokens were read before is recognised
-    (a reshape chain written out in full: the groups nest under the same first tokens, and the
-    constraints restate groups of the results)."""
-    text = (
-        "(d0, d1, d2) -> ((((d0 * 32 + d1 * 4 + d2) floordiv 32) * 32 + (((d0 * 32 + d1 * 4 + "
-        "d2) floordiv 8) mod 4) * 8 + (((d0 * 32 + d1 * 4 + d2) floordiv 4) mod 2) * 4 + (d0 * "
-        "32 + d1 * 4 + d2) mod 4) floordiv 32, ((((d0 * 32 + d1 * 4 + d2) floordiv 32) * 32 + "
-        "(((d0 * 32 + d1 * 4 + d2) floordiv 8) mod 4) * 8 + (((d0 * 32 + d1 * 4 + d2) floordiv "
-        "4) mod 2) * 4 + (d0 * 32 + d1 * 4 + d2) mod 4) floordiv 4) mod 8), domain: d0 in [0, "
-        "1], d1 in [0, 7], d2 in [0, 3], ((d0 * 32 + d1 * 4 + d2) floordiv 4) mod 2 in [0, 1], "
-        "((d0 * 32 + d1 * 4 + d2) floordiv 8) mod 4 in [0, 3], (d0 * 32 + d1 * 4 + d2) floordiv "
-        "32 in [0, 1]"
-    )
-    read: list[tuple[str, ...]] = []
-    real_file = fmp._Reader.file
+def _agree_or_give_up(text: str) -> bool:
+    """The fast reader gives up, or reads what the grammar reads; it never accepts text the
+    grammar rejects. True when it read the text."""
+    read = _both_ways(text)
+    try:
+        reference = _lark(text)
+    except (HloidxError, UnexpectedInput):
+        assert read == [None, None], text
+        return False
+    for fast in read:
+        if fast is not None:
+            assert fast == reference, text
+            assert format_map(fast) == format_map(reference), text
+    return read != [None, None]
 
-    def recording(self, prefix, entry) -> None:
-        read.append(tuple(entry[1]))
-        real_file(self, prefix, entry)
 
-    with monkeypatch.context() as patch:
-        patch.setattr(fmp._Reader, "file", recording)
-        parsed = fast_parse(text, Interval.FULL, MAX_EXPR_DEPTH)
-    assert parsed is not None
+def _bench_module(name: str):
+    import sys
+
+    sys.path.insert(0, str(paths.ROOT / "bench"))
+    return __import__(name)
+
+
+@st.composite
+def _reshape_chains(draw: st.DrawFn) -> list[list[int]]:
+    """A chain of 2 to 5 shapes of one size, each a random factorization (as the reshape-chain
+    benchmark draws them): composed naively, their maps restate groups hundreds of times."""
+    size = draw(st.sampled_from([12, 24, 36, 60, 120, 210, 360]))
+    return draw(st.lists(factorizations(size), min_size=2, max_size=5))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_reshape_chains(), st.booleans())
+def test_long_redundant_chains_agree_with_the_grammar(shapes, simplified_steps: bool) -> None:
+    chain = _bench_module("reshape_chains").chain_map(shapes, simplified_steps)
+    text = format_map(chain)
     assert _agree(text)
-    assert len(read) == len(set(read)), [" ".join(r) for r in read if read.count(r) > 1]
+    assert _both_ways(text) == [chain, chain]
+
+
+# Edits that break well-formed text in the ways a reader can go wrong: parentheses that no
+# longer balance, separators and operators out of place, names and numbers cut or glued.
+_GLYPHS = "()()(),,+-*#[]{}:0 1d%/\n"
+
+
+@st.composite
+def _edited_texts(draw: st.DrawFn) -> str:
+    if draw(st.booleans()):
+        text = format_map(draw(indexing_maps(with_names=True)), multiline=draw(st.booleans()))
+    else:
+        text = format_map(_bench_module("reshape_chains").chain_map(draw(_reshape_chains())))
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(text)))
+        edit = draw(st.sampled_from(["delete", "insert", "replace", "repeat"]))
+        glyph = draw(st.sampled_from(_GLYPHS))
+        if edit == "delete":
+            text = text[:at] + text[at + 1 :]
+        elif edit == "insert":
+            text = text[:at] + glyph + text[at:]
+        elif edit == "replace":
+            text = text[:at] + glyph + text[at + 1 :]
+        else:  # a stretch written twice, as a copy-paste slip would
+            length = draw(st.integers(1, 30))
+            text = text[: at + length] + text[at : at + length] + text[at + length :]
+    return text
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_edited_texts())
+def test_edited_texts_give_up_or_agree_with_the_grammar(text: str) -> None:
+    _agree_or_give_up(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(d0) -> (min (d0, 1), max\t(d0, 2)), domain: d0 in [0, 9]",  # calls spaced out
+        "(d0) -> ((d0), (((d0)))), domain: (d0) in [0, 9], ((d0 + 1)) in [1, 5]",
+        "(d0, d1) -> ((d0 + d1) * 2, (d0 + d1) mod 3), domain: d0 in [0, 9], d1 in [0, 9], "
+        "(d0 + d1) * 2 in [0, 10], d0 + d1 in [0, 12]",  # a constraint restating a group
+        "(d0)->(d0)",
+        "(d0) -> ()",
+        "() -> ()",
+        "(d0) -> (d0) -> (d0), domain: d0 in [0, 9]",
+        "(d0) -> (d0 + (d0 - (d0 * (d0 floordiv (2))))), domain: d0 in [0, 9]",
+        "(d0) -> ((d0 floordiv 2) (d0 floordiv 2)), domain: d0 in [0, 9]",
+        "(d0) -> (min((d0 + 1)), max((d0 + 1), (d0 + 1), 2)), domain: d0 in [0, 9]",
+        "(d0) -> (d0), domain: d0 in [0, 9], (d0 mod 2 in [0, 1]",
+        "(d0) -> (d0), domain: d0 in [0, 9], d0 mod 2) in [0, 1]",
+        "(d0) -> (-(d0 mod 4) * 2, -(d0 mod 4) floordiv -3), domain: d0 in [0, 9]",
+    ],
+)
+def test_odd_texts_give_up_or_agree(text: str) -> None:
+    _agree_or_give_up(text)
+
+
+def test_the_benchmark_maps_take_the_fast_path_and_agree() -> None:
+    """The simplifier benchmark's corpus and a sample of the reshape-chain generator's maps
+    (bench/map_corpus.py, bench/reshape_chains.py): every one is read by the fast reader, as
+    the map it was printed from; the grammar reads the shorter ones the same."""
+    corpus = _bench_module("map_corpus").corpus()
+    rc = _bench_module("reshape_chains")
+    chains = [rc.chain_map(s) for s in rc.chains(40, 1)]
+    chains += [rc.chain_map(s, True) for _, _, s in rc.non_nesting_chains()[::80]]
+    maps = [entry.original for entry in corpus] + chains
+    compared = 0
+    for m in maps:
+        text = format_map(m)
+        assert _both_ways(text) == [m, m], text[:300]
+        if len(text) <= 4000:
+            compared += _agree(text)
+    assert compared >= 150

@@ -1,7 +1,7 @@
-"""A fast path for reading well-formed maps: tokens are cut by spacing out punctuation and
-splitting on white space, and a small recursive-descent reader follows
-``grammars/indexing_map.lark`` rule for rule and builds the map through the same builders as
-the Lark transformer (so the result is the same object).
+"""A fast path for reading well-formed maps: every distinct parenthesised group is cut out
+once (.text_groups), tokens are cut by spacing out punctuation and splitting on white space,
+and a small reader follows ``grammars/indexing_map.lark`` rule for rule and builds the map
+through the same builders as the Lark transformer (so the result is the same object).
 
 It gives up (returns None) at the first thing it does not expect, and the caller then runs the
 Lark parser, which accepts or rejects the text and words any error: the grammar stays the one
@@ -34,12 +34,14 @@ from .expr import (
 from .indexing_map import Constraint, IndexingMap, Variable
 from .interval import INT64_MAX, INT64_MIN, Interval, make_interval
 from .nodes import _VAR_CACHE
+from .text_groups import fold_groups, group_name
 
 # Tokens are cut by spacing out the punctuation and splitting on white space: a few passes
 # of str.replace and one str.split, each in C, cost a third of a regular-expression scan. Any
 # other character stays glued to its neighbours, and the token it makes matches no rule.
-_ARROW = "\x01"  # "->" while cutting, so that its "-" is not cut off; texts holding it give up
 _PUNCTUATION = "(),[]{}:+-*/%"
+#: Between the declarations, each group's text and the results (no map text holds it).
+_SEPARATOR = "#"
 _KEYWORDS = frozenset(
     (
         "domain",
@@ -74,7 +76,10 @@ _new_binary = BinaryExpr.__new__  # without type.__call__, as the builders make 
 _new_variable = object.__new__
 _set_bounds = Variable.bounds.__set__  # type: ignore[attr-defined]
 _set_name = Variable.name.__set__  # type: ignore[attr-defined]
-_PADDING = [_END] * 4  # a group is filed under its first four tokens
+_PADDING = [_END] * 6  # a group is filed under its first four tokens; an interval has six
+#: Texts at least this long (after the arrow) are folded into their distinct groups first
+#: (.text_groups); in shorter ones, the reader's own memo of runs costs less.
+_FOLD_FROM = 2300
 _SPACED = [(mark, f" {mark} ") for mark in _PUNCTUATION]
 
 
@@ -82,12 +87,10 @@ class _GiveUp(Exception):
     pass
 
 
-def _tokens(text: str) -> list[str] | None:
-    if _ARROW in text:
-        return None
-    text = text.replace("->", f" {_ARROW} ")
+def _tokens(text: str) -> list[str]:
     for mark, spaced in _SPACED:
-        text = text.replace(mark, spaced)
+        if mark in text:  # a look for one character costs less than a replace finding none
+            text = text.replace(mark, spaced)
     return text.split()
 
 
@@ -112,7 +115,8 @@ class _Reader:
         # ends is not known before it is read, but a filed one is recognised by comparing
         # its tokens (a balanced run followed by ")" can only be the whole group).
         self.groups: dict[tuple[str, ...], _Filed] = {}
-        # Variables by name and numbers by their digits: the leaves, read without a call.
+        # Variables by name, numbers by their digits and, in a long text, groups by their
+        # names (.text_groups): the leaves, read without a call.
         self.leaves: dict[str, Expr] = {}
 
     def take(self, value: str) -> str:
@@ -161,7 +165,8 @@ class _Reader:
         """A sum of products, folded left as the grammar's rules nest them.
 
         One loop for both precedence levels (a call per level per operand was most of the
-        reader's cost); only groups, unary minus, new numbers and min/max take a call.
+        reader's cost); only groups, unary minus, new numbers and min/max take a call (in a
+        long text, .text_groups made every group a leaf, read once before the results).
         """
         tokens = self.tokens
         leaves = self.leaves
@@ -279,16 +284,13 @@ class _Reader:
         end = self.at
         if tokens[end] != closer:
             raise _GiveUp
-        self.file(prefix, (end - start, tokens[start:end], tree))
-        return tree
-
-    def file(self, prefix: tuple[str, ...], entry: tuple[int, list[str], Expr]) -> None:
         # Looked up again: reading the run may have filed others under the same prefix.
         filed = self.groups.get(prefix)
         if filed is None:
-            self.groups[prefix] = [entry]
+            self.groups[prefix] = [(end - start, tokens[start:end], tree)]
         else:
-            filed.append(entry)
+            filed.append((end - start, tokens[start:end], tree))
+        return tree
 
     def entry_expr(self) -> Expr:
         """The expression of a domain entry: everything up to its ``in``."""
@@ -300,6 +302,33 @@ class _Reader:
                 self.at = at + 1
                 return leaf
         return self.read_once(at, "in")
+
+    def group_texts(self, count: int) -> None:
+        """The ``count`` groups' texts (a long text's, .text_groups), each after a separator and
+        named as .text_groups names them (a group's inner groups come first). Each is filed as
+        a run (distinct texts: none is looked up), so that a constraint restating one is
+        recognised."""
+        tokens = self.tokens
+        leaves = self.leaves
+        filed = self.groups
+        for index in range(count):
+            start = self.at + 1
+            if tokens[start - 1] != _SEPARATOR:
+                raise _GiveUp
+            self.at = start
+            tree = self.expr()
+            end = self.at
+            if tokens[end] != _SEPARATOR:
+                raise _GiveUp
+            leaves[group_name(index)] = tree
+            prefix = (tokens[start], tokens[start + 1], tokens[start + 2], tokens[start + 3])
+            entry = (end - start, tokens[start:end], tree)
+            runs = filed.get(prefix)
+            if runs is None:
+                filed[prefix] = [entry]
+            else:
+                runs.append(entry)
+        self.take(_SEPARATOR)
 
     def interval(self) -> Interval:
         """``in [lower, upper]`` (every domain entry has one: read without further calls)."""
@@ -359,20 +388,31 @@ def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingM
     ``max_depth`` bounds the levels of every expression (deeper ones go to the Lark path,
     which words the error).
     """
-    tokens = _tokens(text)
-    if not tokens or tokens[0] != "(":
-        return None
-    tokens += _PADDING  # a group's first tokens are read before it is known where it ends
+    arrow = text.find("->")
+    if arrow < 0 or _SEPARATOR in text:
+        return None  # UNDEFINED, KNOWN EMPTY, () or something out of the ordinary
+    start = arrow + 2
+    groups: tuple[str, ...] | list[str] = ()
+    rest = text[start:]
+    if len(rest) >= _FOLD_FROM:
+        folded = fold_groups(text, start)
+        if folded is None:
+            return None
+        groups, rest = folded
+    # The declarations, each group's text (the names of its inner groups are declared by
+    # then), then the results and the domain, cut apart by separators.
+    tokens = _tokens(f" {_SEPARATOR} ".join((text[:arrow], *groups, rest)))
+    tokens += _PADDING
     r = _Reader(tokens)
     try:
         r.take("(")
-        groups = [r.declare(")", VarKind.DIM), [], []]
+        names = [r.declare(")", VarKind.DIM), [], []]
         if r.accept("["):
-            groups[1] = r.declare("]", VarKind.RANGE)
+            names[1] = r.declare("]", VarKind.RANGE)
         if r.accept("{"):
-            groups[2] = r.declare("}", VarKind.RUNTIME)
+            names[2] = r.declare("}", VarKind.RUNTIME)
         declared = list(r.leaves.values())  # the variables in order (no number is read yet)
-        r.take(_ARROW)
+        r.group_texts(len(groups))
         r.take("(")
         results: list[Expr] = []
         if not r.accept(")"):
@@ -413,14 +453,14 @@ def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingM
     except (_GiveUp, IndexError, KeyError, ValueError, ArithmeticError, RecursionError):
         return None  # RecursionError: nesting deeper than this reader goes; Lark reads it
     try:
-        return _assemble(tuple(results), groups, declared, entries, default_bounds, max_depth)
+        return _assemble(tuple(results), names, declared, entries, default_bounds, max_depth)
     except (ValueError, ArithmeticError):
         return None
 
 
 def _assemble(
     results: tuple[Expr, ...],
-    groups: list[list[str]],
+    names: list[list[str]],
     declared: list[Expr],
     entries: list[tuple[Expr, Interval]] | None,
     default_bounds: Interval,
@@ -430,7 +470,7 @@ def _assemble(
         if e.depth > max_depth:
             return None
     if entries is None:
-        variables = [[Variable(default_bounds, n) for n in group] for group in groups]
+        variables = [[Variable(default_bounds, n) for n in group] for group in names]
         return IndexingMap(results, *map(tuple, variables))
     if len(entries) < len(declared):
         return None
@@ -442,7 +482,7 @@ def _assemble(
             return None
         variable = _new_variable(Variable)  # without the dataclass initialiser
         _set_bounds(variable, interval)
-        _set_name(variable, groups[want.kind][want.index])
+        _set_name(variable, names[want.kind][want.index])
         variables[want.kind].append(variable)
     constraints: list[Constraint] = []
     tightens = False

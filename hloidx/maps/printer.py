@@ -57,22 +57,100 @@ class PrintableMap(Protocol):
 
 _SPELLING = {Mul: " * ", CeilDiv: " ceildiv ", Mod: " mod "}
 
+#: Subtrees with at least this many operations have their text kept while one map is printed:
+#: composed maps restate the same subtree hundreds of times (a reshape chain's linear index in
+#: every digit), and each is then written once; smaller ones cost less to write again.
+_KEPT_FROM = 4
 
-class _Names:
-    """Variable names: custom names where a variable has one, else d<i>/s<i>/rt<i>."""
+_PREFIXES = ("d", "s", "rt")
 
-    __slots__ = ("by_kind",)
 
-    def __init__(
-        self, dims: Sequence[str] = (), ranges: Sequence[str] = (), rts: Sequence[str] = ()
-    ) -> None:
-        self.by_kind = (dims, ranges, rts)
+class _ExprPrinter:
+    """Writes the expressions of one map: its names looked up once, and the text of every
+    large subtree kept (by identity; the map holds its nodes, so ids stay theirs)."""
 
-    def __call__(self, var: Var) -> str:
-        names = self.by_kind[var.kind]
-        if var.index < len(names) and names[var.index]:
-            return names[var.index]
-        return f"{var.kind.prefix}{var.index}"
+    __slots__ = ("div", "kept", "names")
+
+    def __init__(self, names: tuple[Sequence[str], ...], floordiv_spelling: str) -> None:
+        self.names = names
+        self.div = f" {floordiv_spelling} "
+        self.kept: dict[int, str] = {}
+
+    def name(self, var: Var) -> str:
+        names = self.names[var.kind]
+        index = var.index
+        if index < len(names) and names[index]:
+            return names[index]
+        return f"{_PREFIXES[var.kind]}{index}"
+
+    def strong(self, node: Expr) -> str:
+        """The text as an operand of ``*``, ``floordiv``, ``ceildiv``, ``mod`` (parenthesised
+        when compound)."""
+        t = type(node)
+        if t is Var:
+            return self.name(node)  # type: ignore[arg-type]
+        if t is Const:
+            return str(node.value)  # type: ignore[attr-defined]
+        if t is Min or t is Max:
+            return self.text(node)
+        if t is Mul and type(node.lhs) is Var:  # type: ignore[attr-defined]
+            rhs = node.rhs  # type: ignore[attr-defined]
+            if type(rhs) is Const and rhs.value == -1:
+                # unary minus binds tighter than any operator (XLA prints `-d0 mod 2`)
+                return "-" + self.name(node.lhs)  # type: ignore[attr-defined]
+        return f"({self.text(node)})"
+
+    def text(self, node: Expr) -> str:
+        """The text at the loosest level (a summand, a result, a function argument)."""
+        t = type(node)
+        if t is Var:
+            return self.name(node)  # type: ignore[arg-type]
+        if t is Const:
+            return str(node.value)  # type: ignore[attr-defined]
+        keep = node.operations >= _KEPT_FROM
+        if keep:
+            found = self.kept.get(id(node))
+            if found is not None:
+                return found
+        if t is Add:
+            terms = node.terms  # type: ignore[attr-defined]
+            out = [self.text(terms[0])]
+            for term in terms[1:]:
+                tt = type(term)
+                if tt is Const and term.value < 0:  # type: ignore[attr-defined]
+                    out.append(f" - {-term.value}")  # type: ignore[attr-defined]
+                elif tt is Mul and type(term.rhs) is Const and term.rhs.value < 0:  # type: ignore[attr-defined]
+                    factor = term.rhs.value  # type: ignore[attr-defined]
+                    lhs = term.lhs  # type: ignore[attr-defined]
+                    if factor == -1:
+                        out.append(" - ")
+                        out.append(self.strong(lhs) if type(lhs) is Add else self.text(lhs))
+                    else:
+                        out.append(f" - {self.strong(lhs)} * {-factor}")
+                else:
+                    out.append(" + ")
+                    out.append(self.text(term))
+            written = "".join(out)
+        elif t is Min or t is Max:
+            written = (
+                f"{'min' if t is Min else 'max'}({self.text(node.lhs)}, {self.text(node.rhs)})"  # type: ignore[attr-defined]
+            )
+        else:
+            lhs, rhs = node.lhs, node.rhs  # type: ignore[attr-defined]
+            if t is Mul and type(rhs) is Const and rhs.value == -1:
+                written = "-" + self.strong(lhs)
+            elif is_negated_division(node):
+                # ``(-x) floordiv c`` as XLA keeps it: ``x floordiv -c`` (the same floor)
+                spelling = self.div if t is FloorDiv else _SPELLING[t]
+                written = f"{self.strong(lhs.lhs)}{spelling}{-rhs.value}"
+            else:
+                spelling = self.div if t is FloorDiv else _SPELLING[t]
+                # a constant operand (the usual divisor or factor) without a call
+                right = str(rhs.value) if type(rhs) is Const else self.strong(rhs)
+                written = f"{self.strong(lhs)}{spelling}{right}"
+        if keep:
+            self.kept[id(node)] = written
+        return written
 
 
 def format_expr(
@@ -83,71 +161,7 @@ def format_expr(
     floordiv_spelling: str = "floordiv",
 ) -> str:
     """One expression in XLA's syntax with minimal parentheses."""
-    names = _Names(dim_names, range_names, rt_names)
-    div = f" {floordiv_spelling} "
-    out: list[str] = []
-    emit = out.append
-
-    def visit(node: Expr, strong: bool) -> None:
-        t = type(node)
-        if t is Var:
-            emit(names(node))
-            return
-        if t is Const:
-            emit(str(node.value))
-            return
-        if t is Add:
-            if strong:
-                emit("(")
-            terms = node.terms
-            visit(terms[0], False)
-            for term in terms[1:]:
-                if type(term) is Const and term.value < 0:
-                    emit(f" - {-term.value}")
-                elif type(term) is Mul and type(term.rhs) is Const and term.rhs.value < 0:
-                    emit(" - ")
-                    if term.rhs.value == -1:
-                        visit(term.lhs, type(term.lhs) is Add)
-                    else:
-                        visit(term.lhs, True)
-                        emit(f" * {-term.rhs.value}")
-                else:
-                    emit(" + ")
-                    visit(term, False)
-            if strong:
-                emit(")")
-            return
-        if t is Min or t is Max:
-            emit("min(" if t is Min else "max(")
-            visit(node.lhs, False)
-            emit(", ")
-            visit(node.rhs, False)
-            emit(")")
-            return
-        if t is Mul and type(node.rhs) is Const and node.rhs.value == -1 and type(node.lhs) is Var:
-            # unary minus binds tighter than any operator (XLA prints `-d0 mod 2`)
-            emit("-")
-            visit(node.lhs, True)
-            return
-        if strong:
-            emit("(")
-        if t is Mul and type(node.rhs) is Const and node.rhs.value == -1:
-            emit("-")
-            visit(node.lhs, True)
-        elif is_negated_division(node):
-            # ``(-x) floordiv c`` as XLA keeps it: ``x floordiv -c`` (the same floor)
-            visit(node.lhs.lhs, True)
-            emit(div if t is FloorDiv else _SPELLING[t])
-            emit(str(-node.rhs.value))
-        else:
-            visit(node.lhs, True)
-            emit(div if t is FloorDiv else _SPELLING[t])
-            visit(node.rhs, True)
-        if strong:
-            emit(")")
-
-    visit(expr, False)
-    return "".join(out)
+    return _ExprPrinter((dim_names, range_names, rt_names), floordiv_spelling).text(expr)
 
 
 def variable_names(indexing_map: PrintableMap) -> tuple[list[str], list[str], list[str]]:
@@ -170,9 +184,7 @@ def format_map(
     if indexing_map.is_known_empty:
         return "KNOWN EMPTY"
     dims, ranges, rts = variable_names(indexing_map)
-
-    def fmt(e: Expr) -> str:
-        return format_expr(e, dims, ranges, rts, floordiv_spelling)
+    fmt = _ExprPrinter((dims, ranges, rts), floordiv_spelling).text
 
     head = f"({', '.join(dims)})"
     if ranges:
