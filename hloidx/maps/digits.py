@@ -93,18 +93,25 @@ def _digit_results(
     m: IndexingMap, sizes: dict[int, int], seen: dict, keep: Collection[Var]
 ) -> tuple[Expr, ...] | None:
     try:
+        # The results first: a result that keeps the digit of a sum ends the pass (the usual
+        # way out), before any constraint is looked at.
+        results = tuple(
+            r if r in keep else _expr(*(seen.get(id(r)) or _form(r, sizes, seen)))
+            for r in m.results
+        )
         for e, interval in m.constraints:
-            form, k = _form(e, sizes, seen)
+            form, k = seen.get(id(e)) or _form(e, sizes, seen)
             lower = upper = k
-            for d, c in form.items():
-                top = c * (_size(d, sizes) - 1)
+            for (v, a, b), c in form.items():
+                most = (sizes[v] - 1) // a  # the digit's largest value (see _size)
+                top = c * (most if b is None or b > most else b - 1)
                 if top < 0:
                     lower += top
                 else:
                     upper += top
             if not (interval.lower <= lower and upper <= interval.upper):
                 return None
-        return tuple(r if r in keep else _expr(*_form(r, sizes, seen)) for r in m.results)
+        return results
     except _NotDigits:
         return None
 
@@ -126,7 +133,7 @@ def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[int, int]) -> Non
     if b is not None and b >= top:
         d = (v, a, None)
         b = None
-    if a == 1 and b is None and type(v) is tuple:
+    if b is None and a == 1 and type(v) is tuple:
         for digit, k in v[1]:  # a whole sum taken apart earlier: its digits again
             _put(form, digit, k * c, sizes)
         return
@@ -136,14 +143,13 @@ def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[int, int]) -> Non
             return
         if len(form) >= _MAX_DIGITS:
             raise _NotDigits
-        total = c
     else:
-        total = had + c
-        if total == 0:
+        c += had
+        if c == 0:
             del form[d]
             return
-    if (total if total > 0 else -total) * size < _LIMIT:
-        form[d] = total
+    if (c if c > 0 else -c) * size < _LIMIT:
+        form[d] = c
     else:
         raise _NotDigits
 
@@ -159,26 +165,31 @@ def _recombine(form: dict[Digit, int], sizes: dict[int, int]) -> None:
             v, a0, b0 = low
             if b0 is None:
                 continue
+            start = a0 * b0  # where the higher digit starts, and its coefficient
+            scaled = c * b0
             for high, ch in form.items():
-                if high[1] == a0 * b0 and ch == c * b0 and high[0] == v:
-                    del form[low], form[high]
-                    merged_digit = (v, a0, None if high[2] is None else b0 * high[2])
-                    if type(v) is tuple and merged_digit[2] is not None:
-                        # the digit of a sum: its digits again, where they now line up
-                        f, fk = dict(v[1]), 0
-                        if a0 > 1:
-                            (f, fk), _ = _split(f, 0, a0, sizes)
-                        _, (f, fk) = _split(f, fk, merged_digit[2], sizes)
-                        if fk:
-                            raise _NotDigits
-                        for digit, k in f.items():
-                            _put(form, digit, k * c, sizes)
-                    else:
-                        _put(form, merged_digit, c, sizes)
+                if high[1] == start and ch == scaled and high[0] == v:
                     merged = True
                     break
             if merged:
                 break
+        if not merged:
+            return
+        del form[low], form[high]
+        merged_digit = (v, a0, None if high[2] is None else b0 * high[2])
+        if type(v) is tuple and merged_digit[2] is not None:
+            # the digit of a sum: its digits again, where they now line up
+            f, fk = dict(v[1]), 0
+            if a0 > 1:
+                (f, fk), _ = _split(f, 0, a0, sizes)
+            _, (f, fk) = _split(f, fk, merged_digit[2], sizes)
+            if fk:
+                raise _NotDigits
+            for digit, k in f.items():
+                _put(form, digit, k * c, sizes)
+        else:
+            _put(form, merged_digit, c, sizes)
+        merged = len(form) > 1
 
 
 def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[int, int]) -> tuple[Form, Form]:
@@ -188,20 +199,37 @@ def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[int, int]) -> tup
         raise _NotDigits
     high: dict[Digit, int] = {}
     low: dict[Digit, int] = {}
+    cut = False  # whether a digit was split (else high and low have no pair to recombine)
     for digit, c in form.items():
         if c <= 0:
             raise _NotDigits
         if c % d == 0:
-            _put(high, digit, c // d, sizes)
+            # a digit of a form is normal (see _put): only the coefficients to merge
+            c //= d
+            had = high.get(digit)
+            if had is not None:
+                c += had
+                if c * sizes[digit[0]] >= _LIMIT:
+                    raise _NotDigits
+            high[digit] = c
         elif c < d and d % c == 0:
             s = d // c
-            if _size(digit, sizes) <= s:
-                _put(low, digit, c, sizes)
+            v, a, b = digit
+            most = (sizes[v] - 1) // a  # the digit's largest value (see _size)
+            if b is not None and b <= most:
+                most = b - 1
+            if most < s:
+                had = low.get(digit)
+                if had is not None:
+                    c += had
+                    if c * sizes[v] >= _LIMIT:
+                        raise _NotDigits
+                low[digit] = c
                 continue
             # c * x = d * (x floordiv s) + c * (x mod s), x = (v floordiv a) mod b, s | b.
-            v, a, b = digit
             if b is not None and b % s:
                 raise _NotDigits
+            cut = True
             _put(low, (v, a, s), c, sizes)
             _put(high, (v, a * s, None if b is None else b // s), 1, sizes)
         else:
@@ -213,8 +241,13 @@ def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[int, int]) -> tup
         top += c * (most if b is None or b > most else b - 1)
     if top >= d:
         return _opaque_split(form, k, d, sizes)
-    _recombine(high, sizes)
-    _recombine(low, sizes)
+    if cut:
+        # A form has no pair left to recombine (every form is recombined as it is made):
+        # nor has a part of it, scaled alike; only split digits can make one.
+        if len(high) > 1:
+            _recombine(high, sizes)
+        if len(low) > 1:
+            _recombine(low, sizes)
     return (high, q), (low, r)
 
 
@@ -260,55 +293,100 @@ def _opaque_split(
 
 def _form(e: Expr, sizes: dict[int, int], seen: dict) -> Form:
     """``e`` as a digit sum (memoised by node: maps share their sub-expressions; and the
-    quotient and remainder of one sum by one divisor, which reshapes take both of)."""
-    got = seen.get(id(e))
-    if got is not None:
-        return got
+    quotient and remainder of one sum by one divisor, which reshapes take both of). The
+    callers look the memo up first (a call is dearer than a look-up)."""
     t = type(e)
-    if t is FloorDiv or t is Mod:
-        divisor = e.rhs  # type: ignore[attr-defined]
-        if type(divisor) is not Const or divisor.value <= 0:
+    if t is Mul:
+        factor = e.rhs  # type: ignore[attr-defined]
+        if type(factor) is not Const:
             raise _NotDigits
-        key = (id(e.lhs), divisor.value)  # type: ignore[attr-defined]
-        parts = seen.get(key)
-        if parts is None:
-            uf, uk = _form(e.lhs, sizes, seen)  # type: ignore[attr-defined]
-            parts = seen[key] = _split(uf, uk, divisor.value, sizes)
-        result = parts[0] if t is FloorDiv else parts[1]
-    elif t is Add:
-        form: dict[Digit, int] = {}
-        k = 0
-        for u in e.terms:  # type: ignore[attr-defined]
-            uf, uk = _form(u, sizes, seen)
-            if form:
-                for digit, c in uf.items():
-                    _put(form, digit, c, sizes)
-            else:
-                form.update(uf)  # a form's digits are already normal: nothing to merge yet
-            k += uk
-        if not -_LIMIT < k < _LIMIT:
-            raise _NotDigits
-        _recombine(form, sizes)
-        result = (form, k)
-    elif t is Mul and type(e.rhs) is Const:  # type: ignore[attr-defined]
-        uf, uk = _form(e.lhs, sizes, seen)  # type: ignore[attr-defined]
-        c = e.rhs.value  # type: ignore[attr-defined]
+        lhs = e.lhs  # type: ignore[attr-defined]
+        uf, uk = seen.get(id(lhs)) or _form(lhs, sizes, seen)
+        c = factor.value
         form = {}
         for digit, v in uf.items():  # normal digits, scaled: only the bound to check
             scaled = v * c
             if (scaled if scaled > 0 else -scaled) * sizes[digit[0]] >= _LIMIT:
                 raise _NotDigits
             form[digit] = scaled
-        if not -_LIMIT < uk * c < _LIMIT:
+        uk *= c
+        if not -_LIMIT < uk < _LIMIT:
             raise _NotDigits
-        result = (form, uk * c)
+        result = (form, uk)
+    elif t is FloorDiv or t is Mod:
+        divisor = e.rhs  # type: ignore[attr-defined]
+        if type(divisor) is not Const:
+            raise _NotDigits
+        d = divisor.value
+        if d <= 0:
+            raise _NotDigits
+        lhs = e.lhs  # type: ignore[attr-defined]
+        key = (id(lhs), d)
+        parts = seen.get(key)
+        if parts is None:
+            uf, uk = seen.get(id(lhs)) or _form(lhs, sizes, seen)
+            parts = seen[key] = _split(uf, uk, d, sizes)
+        result = parts[0] if t is FloorDiv else parts[1]
+    elif t is Add:
+        form = None
+        k = 0
+        for u in e.terms:  # type: ignore[attr-defined]
+            factor = u.rhs if type(u) is Mul else None  # type: ignore[attr-defined]
+            if type(factor) is Const:
+                # c * x: x's digits scaled as they are merged (no form of its own for the
+                # product, which no other node shares)
+                x = u.lhs  # type: ignore[attr-defined]
+                uf, uk = seen.get(id(x)) or _form(x, sizes, seen)
+                c = factor.value
+                uk *= c
+                if not -_LIMIT < uk < _LIMIT:
+                    raise _NotDigits
+                if form is None:
+                    form = {}
+                    for digit, v in uf.items():  # normal digits, scaled: only the bound
+                        v *= c
+                        if (v if v > 0 else -v) * sizes[digit[0]] >= _LIMIT:
+                            raise _NotDigits
+                        form[digit] = v
+                    k = uk
+                    continue
+            else:
+                uf, uk = seen.get(id(u)) or _form(u, sizes, seen)
+                if form is None:
+                    form = dict(uf)  # a form's digits are already normal: nothing to merge
+                    k = uk
+                    continue
+                c = 1
+            k += uk
+            for digit, v in uf.items():  # normal digits (see _put): only the merge
+                size = sizes[digit[0]]
+                if c != 1:
+                    v *= c
+                    if (v if v > 0 else -v) * size >= _LIMIT:
+                        raise _NotDigits
+                had = form.get(digit)
+                if had is None:
+                    if len(form) >= _MAX_DIGITS:
+                        raise _NotDigits
+                    form[digit] = v
+                    continue
+                v += had
+                if v == 0:
+                    del form[digit]
+                elif (v if v > 0 else -v) * size < _LIMIT:
+                    form[digit] = v
+                else:
+                    raise _NotDigits
+        if not -_LIMIT < k < _LIMIT:
+            raise _NotDigits
+        if len(form) > 1:  # type: ignore[arg-type]
+            _recombine(form, sizes)  # type: ignore[arg-type]
+        result = (form, k)
     elif t is Var:
         index = e.index  # type: ignore[attr-defined]
         if e.kind != 0 or index not in sizes:  # type: ignore[attr-defined]
             raise _NotDigits
-        form = {}
-        _put(form, (index, 1, None), 1, sizes)
-        result = (form, 0)
+        result = ({(index, 1, None): 1} if sizes[index] > 1 else {}, 0)
     elif t is Const:
         k = e.value  # type: ignore[attr-defined]
         if not -_LIMIT < k < _LIMIT:
