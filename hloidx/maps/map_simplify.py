@@ -91,7 +91,10 @@ def _simplify_map(
             # fires is named; the shorter of the two is taken below all the same)
             if record is None:
                 return chained
-    current = _simplify_constraints(indexing_map, record)
+    # (no constraints: the phase would find nothing to do, after building its simplifier)
+    current = (
+        _simplify_constraints(indexing_map, record) if indexing_map.constraints else indexing_map
+    )
     if current.state is not MapState.NORMAL:
         return current
     fired: dict[str, tuple[Expr, Expr]] = {}
@@ -287,7 +290,8 @@ def simplify(
     differs from the given one by the order of its summands is the given one. Results are
     memoised by map and options.
     """
-    result = _simplified(indexing_map, options)
+    # (the default options left out of the memo's key: a one-argument look-up costs a third)
+    result = _simplified(indexing_map) if options is DEFAULT else _simplified(indexing_map, options)
     if remove_unused and result.state is MapState.NORMAL:
         result = result.remove_unused_symbols()
     if keep_order:
