@@ -95,10 +95,9 @@ def _digit_results(
     try:
         # The results first: a result that keeps the digit of a sum ends the pass (the usual
         # way out), before any constraint is looked at.
-        results = tuple(
-            r if r in keep else _expr(*(seen.get(id(r)) or _form(r, sizes, seen)))
-            for r in m.results
-        )
+        results = []
+        for r in m.results:
+            results.append(r if r in keep else _expr(*(seen.get(id(r)) or _form(r, sizes, seen))))
         for e, interval in m.constraints:
             form, k = seen.get(id(e)) or _form(e, sizes, seen)
             lower = upper = k
@@ -111,7 +110,7 @@ def _digit_results(
                     upper += top
             if not (interval.lower <= lower and upper <= interval.upper):
                 return None
-        return results
+        return tuple(results)
     except _NotDigits:
         return None
 
@@ -200,6 +199,7 @@ def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[int, int]) -> tup
     high: dict[Digit, int] = {}
     low: dict[Digit, int] = {}
     cut = False  # whether a digit was split (else high and low have no pair to recombine)
+    top = 0  # the remainder's largest value, less its constant (coefficients are positive)
     for digit, c in form.items():
         if c <= 0:
             raise _NotDigits
@@ -219,6 +219,7 @@ def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[int, int]) -> tup
             if b is not None and b <= most:
                 most = b - 1
             if most < s:
+                top += c * most
                 had = low.get(digit)
                 if had is not None:
                     c += had
@@ -230,16 +231,21 @@ def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[int, int]) -> tup
             if b is not None and b % s:
                 raise _NotDigits
             cut = True
-            _put(low, (v, a, s), c, sizes)
+            top += c * (s - 1)  # x mod s, a normal digit ((v floordiv a) mod b >= s values)
+            digit = (v, a, s)
+            had = low.get(digit)
+            if had is None:
+                low[digit] = c
+            else:
+                c += had
+                if c * sizes[v] >= _LIMIT:
+                    raise _NotDigits
+                low[digit] = c
             _put(high, (v, a * s, None if b is None else b // s), 1, sizes)
         else:
             return _opaque_split(form, k, d, sizes)
     q, r = divmod(k, d)
-    top = r
-    for (v, a, b), c in low.items():  # the remainder's largest value (see _size)
-        most = (sizes[v] - 1) // a
-        top += c * (most if b is None or b > most else b - 1)
-    if top >= d:
+    if top + r >= d:
         return _opaque_split(form, k, d, sizes)
     if cut:
         # A form has no pair left to recombine (every form is recombined as it is made):

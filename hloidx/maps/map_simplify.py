@@ -227,8 +227,8 @@ def operations(expr: Expr) -> int:
 
 def operation_count(indexing_map: IndexingMap) -> int:
     """Operations in the results and the constraint expressions: what "longer" means."""
-    return sum(operations(r) for r in indexing_map.results) + sum(
-        operations(e) for e, _ in indexing_map.constraints
+    return sum(r.operations for r in indexing_map.results) + sum(
+        e.operations for e, _ in indexing_map.constraints
     )
 
 
@@ -241,17 +241,21 @@ def _never_longer(given: IndexingMap, simplified: IndexingMap) -> IndexingMap:
         return simplified
     if simplified.range_vars != given.range_vars or simplified.rt_vars != given.rt_vars:
         return simplified  # renumbered symbols: the given expressions no longer apply
-    results = tuple(
-        g if operations(s) > operations(g) else s
-        for g, s in zip(given.results, simplified.results, strict=True)
-    )
+    results = simplified.results
+    for g, s in zip(given.results, results, strict=True):
+        if s.operations > g.operations:  # (the usual map has none: no tuple is built)
+            results = tuple(
+                g if s.operations > g.operations else s
+                for g, s in zip(given.results, simplified.results, strict=True)
+            )
+            break
     constraints = simplified.constraints
-    if sum(operations(e) for e, _ in constraints) > sum(
-        operations(e) for e, _ in given.constraints
+    if constraints and sum(e.operations for e, _ in constraints) > sum(
+        e.operations for e, _ in given.constraints
     ):
         constraints = given.constraints
-    if results == simplified.results and constraints == simplified.constraints:
-        return simplified
+    if results is simplified.results and constraints is simplified.constraints:
+        return simplified  # (either one rebuilt holds a given expression that is not its own)
     out = replace(simplified, results=results)
     if constraints != simplified.constraints:
         out = replace(out, constraints=()).add_constraints(constraints)
