@@ -97,7 +97,10 @@ def _digit_results(
         # way out), before any constraint is looked at.
         results = []
         for r in m.results:
-            results.append(r if r in keep else _expr(*(seen.get(id(r)) or _form(r, sizes, seen))))
+            if keep and r in keep:  # (most maps keep none: no hash of the result)
+                results.append(r)
+            else:
+                results.append(_expr(*(seen.get(id(r)) or _form(r, sizes, seen))))
         for e, interval in m.constraints:
             form, k = seen.get(id(e)) or _form(e, sizes, seen)
             lower = upper = k
@@ -264,16 +267,28 @@ def _opaque_split(
     digits ``x floordiv d`` and ``x mod d`` of the sum ``x`` itself, which only the digit
     recombination can take apart again (a result that keeps one is left to the general
     simplifier)."""
-    if k < 0 or any(c <= 0 for c in form.values()):
+    if k < 0:
         raise _NotDigits
+    # One pass: every coefficient positive, each digit's largest value (see _size), and the
+    # factors that coefficients share with d.
+    mosts = []
+    factors = set()
+    for (v, a, b), c in form.items():
+        if c <= 0:
+            raise _NotDigits
+        most = (sizes[v] - 1) // a
+        mosts.append(most if b is None or b > most else b - 1)
+        g = gcd(c, d)
+        if g > 1:
+            factors.add(g)
     # g * high + low with g | d and low in [0, g - 1] (the largest such g): the digits of the
     # sum by d are those of high by d / g, with low under the remainder.
-    for g in sorted({gcd(c, d) for c in form.values()} - {1}, reverse=True):
+    for g in sorted(factors, reverse=True) if factors else ():
         top = k % g
         high: dict[Digit, int] = {}
-        for digit, c in form.items():
+        for (digit, c), most in zip(form.items(), mosts, strict=True):
             if c % g:
-                top += c * (_size(digit, sizes) - 1)
+                top += c * most
             else:
                 high[digit] = c // g
         if top < g:
@@ -286,7 +301,7 @@ def _opaque_split(
     if k != 0:
         raise _NotDigits
     base = ("sum", frozenset(form.items()))
-    size = 1 + sum(c * (_size(digit, sizes) - 1) for digit, c in form.items())
+    size = 1 + sum(c * most for c, most in zip(form.values(), mosts, strict=True))
     if size >= _LIMIT:
         raise _NotDigits
     sizes[base] = size  # type: ignore[index]
@@ -302,7 +317,21 @@ def _form(e: Expr, sizes: dict[int, int], seen: dict) -> Form:
     quotient and remainder of one sum by one divisor, which reshapes take both of). The
     callers look the memo up first (a call is dearer than a look-up)."""
     t = type(e)
-    if t is Mul:
+    if t is FloorDiv or t is Mod:
+        divisor = e.rhs  # type: ignore[attr-defined]
+        if type(divisor) is not Const:
+            raise _NotDigits
+        d = divisor.value
+        if d <= 0:
+            raise _NotDigits
+        lhs = e.lhs  # type: ignore[attr-defined]
+        key = (id(lhs), d)
+        parts = seen.get(key)
+        if parts is None:
+            uf, uk = seen.get(id(lhs)) or _form(lhs, sizes, seen)
+            parts = seen[key] = _split(uf, uk, d, sizes)
+        result = parts[0] if t is FloorDiv else parts[1]
+    elif t is Mul:
         factor = e.rhs  # type: ignore[attr-defined]
         if type(factor) is not Const:
             raise _NotDigits
@@ -319,20 +348,6 @@ def _form(e: Expr, sizes: dict[int, int], seen: dict) -> Form:
         if not -_LIMIT < uk < _LIMIT:
             raise _NotDigits
         result = (form, uk)
-    elif t is FloorDiv or t is Mod:
-        divisor = e.rhs  # type: ignore[attr-defined]
-        if type(divisor) is not Const:
-            raise _NotDigits
-        d = divisor.value
-        if d <= 0:
-            raise _NotDigits
-        lhs = e.lhs  # type: ignore[attr-defined]
-        key = (id(lhs), d)
-        parts = seen.get(key)
-        if parts is None:
-            uf, uk = seen.get(id(lhs)) or _form(lhs, sizes, seen)
-            parts = seen[key] = _split(uf, uk, d, sizes)
-        result = parts[0] if t is FloorDiv else parts[1]
     elif t is Add:
         form = None
         k = 0
