@@ -130,15 +130,20 @@ def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[int, int]) -> Non
     v, a, b = d
     size = sizes[v]
     top = (size - 1) // a + 1
-    if top <= 1 or b == 1:
-        return
-    if b is not None and b >= top:
-        d = (v, a, None)
-        b = None
-    if b is None and a == 1 and type(v) is tuple:
-        for digit, k in v[1]:  # a whole sum taken apart earlier: its digits again
-            _put(form, digit, k * c, sizes)
-        return
+    if b is not None:
+        if b < top:
+            if b == 1:
+                return
+        else:
+            d = (v, a, None)
+            b = None
+    if b is None:
+        if top <= 1:
+            return
+        if a == 1 and type(v) is tuple:
+            for digit, k in v[1]:  # a whole sum taken apart earlier: its digits again
+                _put(form, digit, k * c, sizes)
+            return
     had = form.get(d)
     if had is None:
         if c == 0:
@@ -160,22 +165,25 @@ def _recombine(form: dict[Digit, int], sizes: dict[int, int]) -> None:
     """``c * (x mod b0) + c * b0 * ((x floordiv b0) mod b)`` -> ``c * (x mod (b0 * b))``
     (the general simplifier's ``sum`` rule merges them alike),
     with ``x = v floordiv a0`` (``b`` None: ``c * x``), until no pair is left."""
-    merged = len(form) > 1
-    while merged:
-        merged = False
+    while len(form) > 1:
+        starts = None  # every digit's a: a pair's higher digit starts at a0 * b0
         for low, c in form.items():
             v, a0, b0 = low
             if b0 is None:
                 continue
+            if starts is None:
+                starts = {d[1] for d in form}
             start = a0 * b0  # where the higher digit starts, and its coefficient
+            if start not in starts:
+                continue
             scaled = c * b0
             for high, ch in form.items():
                 if high[1] == start and ch == scaled and high[0] == v:
-                    merged = True
                     break
-            if merged:
-                break
-        if not merged:
+            else:
+                continue
+            break
+        else:
             return
         del form[low], form[high]
         merged_digit = (v, a0, None if high[2] is None else b0 * high[2])
@@ -191,7 +199,6 @@ def _recombine(form: dict[Digit, int], sizes: dict[int, int]) -> None:
                 _put(form, digit, k * c, sizes)
         else:
             _put(form, merged_digit, c, sizes)
-        merged = len(form) > 1
 
 
 def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[int, int]) -> tuple[Form, Form]:
@@ -273,11 +280,15 @@ def _opaque_split(
     # factors that coefficients share with d.
     mosts = []
     factors = set()
+    size = 1  # the sum's
     for (v, a, b), c in form.items():
         if c <= 0:
             raise _NotDigits
         most = (sizes[v] - 1) // a
-        mosts.append(most if b is None or b > most else b - 1)
+        if b is not None and b <= most:
+            most = b - 1
+        mosts.append(most)
+        size += c * most
         g = gcd(c, d)
         if g > 1:
             factors.add(g)
@@ -301,7 +312,6 @@ def _opaque_split(
     if k != 0:
         raise _NotDigits
     base = ("sum", frozenset(form.items()))
-    size = 1 + sum(c * most for c, most in zip(form.values(), mosts, strict=True))
     if size >= _LIMIT:
         raise _NotDigits
     sizes[base] = size  # type: ignore[index]
