@@ -294,7 +294,11 @@ class ExprSimplifier:
             a, b = r.lower * c, r.upper * c
             if a > b:
                 a, b = b, a
-            ranges.append((saturate(a), saturate(b)))
+            if not INT64_MIN <= a <= INT64_MAX:
+                a = saturate(a)
+            if not INT64_MIN <= b <= INT64_MAX:
+                b = saturate(b)
+            ranges.append((a, b))
         for g in candidates:
             # The interval of the low part, without building it.
             lower = upper = constant % g
@@ -304,8 +308,12 @@ class ExprSimplifier:
                     if rc is None:
                         empty = True
                         break
-                    lower = saturate(lower + rc[0])
-                    upper = saturate(upper + rc[1])
+                    lower += rc[0]
+                    upper += rc[1]
+                    if not INT64_MIN <= lower <= INT64_MAX:
+                        lower = saturate(lower)
+                    if not INT64_MIN <= upper <= INT64_MAX:
+                        upper = saturate(upper)
             # An empty low part passes, as the empty interval [1, 0] always did.
             if empty or (lower >= 0 and upper < g):
                 return g

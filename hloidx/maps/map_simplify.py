@@ -49,8 +49,16 @@ DEFAULT = SimplifyOptions()
 
 def _point_dims(indexing_map: IndexingMap, options: SimplifyOptions) -> frozenset[Var]:
     if not options.preserve_point_dims:
-        return frozenset()
-    return frozenset(dim(k) for k, v in enumerate(indexing_map.dim_vars) if v.bounds.is_point)
+        return _NO_DIMS
+    points = []
+    for k, v in enumerate(indexing_map.dim_vars):
+        b = v.bounds
+        if b.lower == b.upper:
+            points.append(dim(k))
+    return frozenset(points) if points else _NO_DIMS
+
+
+_NO_DIMS: frozenset[Var] = frozenset()
 
 
 #: The depth from which a map may be a chain of reshapes that only its linear index
