@@ -55,12 +55,14 @@ def simplify_digits(m: IndexingMap, keep: Collection[Var] = ()) -> IndexingMap |
     if m.range_vars or m.rt_vars:
         return None
     sizes: dict[int, int] = {}
+    seen: dict = {}  # id(node) -> its form; (id(sum), divisor) -> quotient, remainder
     for k, v in enumerate(m.dim_vars):
         b = v.bounds
         if b.lower != 0 or not 0 <= b.upper < _LIMIT:
             return None
         sizes[k] = b.upper + 1
-    seen: dict = {}  # id(node) -> its form; (id(sum), divisor) -> quotient, remainder
+        if k < 4096:  # each dimension's form, as _form gives it (on its node: unique)
+            seen[id(dim(k))] = ({(k, 1, None): 1} if b.upper > 0 else {}, 0)
     results = _digit_results(m, sizes, seen, keep)
     if results is None:
         return None
