@@ -279,9 +279,14 @@ class ExprSimplifier:
 
     def _low_split(self, terms: Terms, constant: int, modulus: int) -> int | None:
         """The largest ``g > 1`` dividing ``modulus`` with ``Σ = g * high + low``, low < g."""
-        candidates = sorted({gcd(c, modulus) for _, c in terms} - {1}, reverse=True)
-        if not candidates:
+        factors = set()
+        for _, c in terms:
+            g = gcd(c, modulus)
+            if g != 1:
+                factors.add(g)
+        if not factors:
             return None
+        candidates = sorted(factors, reverse=True) if len(factors) > 1 else factors
         # The interval of each summand as int ends (None when empty), saturated as
         # Interval arithmetic saturates: most candidates fail, so no Interval is built.
         range_of = self.range
@@ -367,8 +372,13 @@ class ExprSimplifier:
         if type(x) is Mod and type(x.rhs) is Const and x.rhs.value % d == 0:
             return self._fired("floordiv", node, mod(floordiv(x.lhs, d), x.rhs.value // d))
         terms, constant = _linear(x)
-        extracted = [(t, c // d) for t, c in terms if c % d == 0]
-        rest = [(t, c) for t, c in terms if c % d != 0]
+        extracted = []
+        rest = []
+        for t, c in terms:
+            if c % d:
+                rest.append((t, c))
+            else:
+                extracted.append((t, c // d))
         if extracted or (constant and constant % d == 0):
             # A constant moves out only whole: `(x - 3) floordiv 7` as `(x + 4) floordiv 7 - 1`
             # would be longer than what was written (as XLA: only multiples of the divisor).

@@ -118,7 +118,8 @@ def _simplify_map(
     # `(d0, d1) -> (d0, d1)` over f32[1,16] reads as the identity it is; inside a larger
     # expression the dimension is its value, as before (`d0 * 12 + d1` is `d1`).
     keep = _point_dims(current, options)
-    results = tuple(r if r in keep else simplifier.simplify(r) for r in current.results)
+    simplified = simplifier.simplify
+    results = tuple(r if keep and r in keep else simplified(r) for r in current.results)
     if results != current.results:
         current = _with(current, results=results)
     if rules is not None:
