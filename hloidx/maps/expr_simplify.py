@@ -517,7 +517,13 @@ def _shared_simplifier(
     bounds: Mapping[Var, Interval], constraints: tuple[Constraint, ...] = ()
 ) -> ExprSimplifier:
     """The simplifier of the domain ``bounds`` + ``constraints``, shared by every caller."""
-    key = (tuple(bounds.items()), constraints)
+    # Keyed by the variables' identities and the bounds' ends: ints hash and compare in C
+    # (a variable's and an interval's own hash and equality are Python calls). The
+    # simplifier keeps ``bounds``, so the variables named by id stay alive with their key.
+    ends = []
+    for v, interval in bounds.items():
+        ends += (id(v), interval.lower, interval.upper)
+    key = (tuple(ends), constraints)
     simplifier = _SHARED.get(key)
     if simplifier is None:
         if len(_SHARED) >= _MAX_SHARED_DOMAINS:
