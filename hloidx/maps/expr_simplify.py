@@ -290,9 +290,12 @@ class ExprSimplifier:
         # The interval of each summand as int ends (None when empty), saturated as
         # Interval arithmetic saturates: most candidates fail, so no Interval is built.
         range_of = self.range
+        token = self.evaluator._token
         ranges: list[tuple[int, int] | None] = []
         for m, c in terms:
-            r = range_of(m)
+            owner, r = m._range_memo  # (the evaluator's memo, looked up without a call)
+            if owner is not token and owner is not EVERY_DOMAIN:
+                r = range_of(m)
             if r.lower > r.upper:
                 ranges.append(None)
                 continue
