@@ -73,9 +73,13 @@ def _simplify_map(
     rules: list[AppliedRule] | None,
     options: SimplifyOptions = DEFAULT,
     linear_index: bool = True,
+    keep: frozenset[Var] | None = None,
 ) -> IndexingMap:
+    """The map simplified rule by rule (``keep``: the map's point dimensions, when known)."""
     if indexing_map.state is not MapState.NORMAL:
         return indexing_map
+    if keep is None:
+        keep = _point_dims(indexing_map, options)
     record = None
     if rules is not None:
         previous = [indexing_map]
@@ -92,7 +96,7 @@ def _simplify_map(
     ):
         # A chain whose radices do not nest: composed over its linear index, without the
         # rule-by-rule pass over the whole chain (the linear index gives the direct form).
-        chained = _through_linear_index(indexing_map, _point_dims(indexing_map, options), options)
+        chained = _through_linear_index(indexing_map, keep, options)
         if chained is not None:
             chained = _never_longer(indexing_map, chained)
             # (with rules asked for, the rule-by-rule pass runs too, so that each rule that
@@ -117,7 +121,8 @@ def _simplify_map(
     # A result that is a dimension of size 1 stays that dimension (XLA's kPreserve), so that
     # `(d0, d1) -> (d0, d1)` over f32[1,16] reads as the identity it is; inside a larger
     # expression the dimension is its value, as before (`d0 * 12 + d1` is `d1`).
-    keep = _point_dims(current, options)
+    if current is not indexing_map:
+        keep = _point_dims(current, options)  # (the constraints may have pinned a dimension)
     simplified = simplifier.simplify
     results = tuple(r if keep and r in keep else simplified(r) for r in current.results)
     if results != current.results:
@@ -344,25 +349,27 @@ def _as_given(given: Expr, simplified: Expr) -> Expr:
 def _simplified(indexing_map: IndexingMap, options: SimplifyOptions = DEFAULT) -> IndexingMap:
     if indexing_map.state is not MapState.NORMAL:
         return indexing_map
+    keep = _point_dims(indexing_map, options)
     if not indexing_map.constraints:
-        trivial = _simplify_trivial(indexing_map, options)
+        trivial = _simplify_trivial(indexing_map, options, keep)
         if trivial is not None:
             return trivial
     # Reshape chains and delinearizations: one pass over digit sums, when it applies.
-    digits = simplify_digits(indexing_map, _point_dims(indexing_map, options))
+    digits = simplify_digits(indexing_map, keep)
     if digits is not None:
         return _never_longer(indexing_map, digits)
-    return _simplify_map(indexing_map, None, options)
+    return _simplify_map(indexing_map, None, options, keep=keep)
 
 
-def _simplify_trivial(indexing_map: IndexingMap, options: SimplifyOptions) -> IndexingMap | None:
+def _simplify_trivial(
+    indexing_map: IndexingMap, options: SimplifyOptions, keep: frozenset[Var]
+) -> IndexingMap | None:
     """The result for a map without constraints whose results are variables and constants.
 
     No rule applies to such a map except ``point-range`` (a variable with a one-value
     bound is that value), so the general machinery is skipped; None for any other map.
     """
     changed = False
-    keep = _point_dims(indexing_map, options)
     for r in indexing_map.results:
         t = type(r)
         if t is Var:
@@ -373,7 +380,7 @@ def _simplify_trivial(indexing_map: IndexingMap, options: SimplifyOptions) -> In
             return None
     if not changed:
         return indexing_map
-    return _simplify_map(indexing_map, None, options)
+    return _simplify_map(indexing_map, None, options, keep=keep)
 
 
 __all__ = [
