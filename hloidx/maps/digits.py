@@ -253,7 +253,22 @@ def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[int, int]) -> tup
                 if c * sizes[v] >= _LIMIT:
                     raise _NotDigits
                 low[digit] = c
-            _put(high, (v, a * s, None if b is None else b // s), 1, sizes)
+            # x floordiv s = (v floordiv (a * s)) mod (b / s): a normal digit (it takes at
+            # least 2 values: (v floordiv a) mod b takes more than s), the mod left out where
+            # it does nothing (see _put)
+            a *= s
+            if b is not None:
+                b //= s
+                if b > (sizes[v] - 1) // a:
+                    b = None
+            digit = (v, a, b)
+            had = high.get(digit)
+            if had is None:
+                high[digit] = 1
+            else:
+                if (had + 1) * sizes[v] >= _LIMIT:
+                    raise _NotDigits
+                high[digit] = had + 1
         else:
             return _opaque_split(form, k, d, sizes)
     q, r = divmod(k, d)
@@ -317,10 +332,11 @@ def _opaque_split(
     if size >= _LIMIT:
         raise _NotDigits
     sizes[base] = size  # type: ignore[index]
-    high = {}
-    low = {}
-    _put(high, (base, d, None), 1, sizes)  # type: ignore[arg-type]
-    _put(low, (base, 1, d), 1, sizes)  # type: ignore[arg-type]
+    # x floordiv d and x mod d, as _put leaves them (d > 1 here: every coefficient lines
+    # up with 1): the quotient only where it can be non-zero, the remainder the sum itself
+    # where it stays below d
+    high = {(base, d, None): 1} if size > d else {}
+    low = {(base, 1, d): 1} if size > d else dict(base[1])
     return (high, 0), (low, 0)
 
 
