@@ -20,7 +20,7 @@ it against the general simplifier and against evaluation at every point.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from math import gcd
 
 from .expr import Add, Const, Expr, FloorDiv, Mod, Mul, Var, dim, floordiv, mod
@@ -143,8 +143,7 @@ def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[int, int]) -> Non
         if top <= 1:
             return
         if a == 1 and type(v) is tuple:
-            for digit, k in v[1]:  # a whole sum taken apart earlier: its digits again
-                _put(form, digit, k * c, sizes)
+            _add(form, v[1], c, sizes)  # a whole sum taken apart earlier: its digits again
             return
     had = form.get(d)
     if had is None:
@@ -161,6 +160,27 @@ def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[int, int]) -> Non
         form[d] = c
     else:
         raise _NotDigits
+
+
+def _add(form: dict[Digit, int], digits: Iterable[tuple[Digit, int]], c: int, sizes: dict) -> None:
+    """``form += c * Σ k * digit`` for normal digits (:func:`_put` with nothing to normalise)."""
+    for digit, k in digits:
+        k *= c
+        had = form.get(digit)
+        if had is None:
+            if k == 0:
+                continue
+            if len(form) >= _MAX_DIGITS:
+                raise _NotDigits
+        else:
+            k += had
+            if k == 0:
+                del form[digit]
+                continue
+        if (k if k > 0 else -k) * sizes[digit[0]] < _LIMIT:
+            form[digit] = k
+        else:
+            raise _NotDigits
 
 
 def _recombine(form: dict[Digit, int], sizes: dict[int, int]) -> None:
@@ -197,8 +217,7 @@ def _recombine(form: dict[Digit, int], sizes: dict[int, int]) -> None:
             _, (f, fk) = _split(f, fk, merged_digit[2], sizes)
             if fk:
                 raise _NotDigits
-            for digit, k in f.items():
-                _put(form, digit, k * c, sizes)
+            _add(form, f.items(), c, sizes)
         else:
             _put(form, merged_digit, c, sizes)
 
