@@ -188,16 +188,11 @@ def _recombine(form: dict[Digit, int], sizes: dict[int, int]) -> None:
     (the general simplifier's ``sum`` rule merges them alike),
     with ``x = v floordiv a0`` (``b`` None: ``c * x``), until no pair is left."""
     while len(form) > 1:
-        starts = None  # every digit's a: a pair's higher digit starts at a0 * b0
         for low, c in form.items():
             v, a0, b0 = low
             if b0 is None:
                 continue
-            if starts is None:
-                starts = {d[1] for d in form}
             start = a0 * b0  # where the higher digit starts, and its coefficient
-            if start not in starts:
-                continue
             scaled = c * b0
             for high, ch in form.items():
                 if high[1] == start and ch == scaled and high[0] == v:
