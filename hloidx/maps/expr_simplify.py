@@ -129,6 +129,25 @@ class ExprSimplifier:
                 result = self._fired("point-range", expr, const(interval.lower))
             _set_simplified_memo(expr, (token, None if result is expr else result))
             return result
+        if type(expr) is Mul and type(expr.lhs) is Var and type(expr.rhs) is Const:
+            # The commonest node, ``d * c``: a fixed point unless it or its variable is one
+            # value (the steps of the loop below, without its bookkeeping).
+            owner, interval = expr._range_memo
+            if owner is not range_token:
+                interval = self.range(expr)
+            if interval.lower != interval.upper or interval.lower in _SATURATED:
+                lhs = expr.lhs
+                owner, done = lhs._simplified_memo
+                if owner is not token and owner is not EVERY_DOMAIN:
+                    done = self.simplify(lhs)
+                elif done is None:
+                    done = lhs
+                if done is lhs:
+                    key = (Mul, id(lhs), id(expr.rhs))  # adopted, as _simplify_children does
+                    if key not in INTERNED:
+                        remember(key, expr)
+                    _set_simplified_memo(expr, (token, None))
+                    return expr
         current = expr
         # Every form passed on the way is memoised to the result too: simplifying it afresh
         # would run exactly the remaining steps (children are memoised fixed points), and
@@ -341,7 +360,11 @@ class ExprSimplifier:
         if type(x) is Mod and type(x.rhs) is Const and x.rhs.value % m == 0:
             return self._fired("mod", node, mod(x.lhs, m))
         terms, constant = _linear(x)
-        kept = [(t, c) for t, c in terms if c % m != 0]
+        kept = terms  # (usually every summand stays: no list is built)
+        for _, c in terms:
+            if c % m == 0:
+                kept = [(t, c) for t, c in terms if c % m != 0]
+                break
         if len(kept) != len(terms) or (constant and constant % m == 0) or constant >= m:
             # Multiples of the modulus go; a negative constant stays as written (`(x - 3)
             # mod 7`, not `(x + 4) mod 7`): the same length, and the form the reader gave.
