@@ -23,9 +23,21 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from math import gcd
 
-from .expr import Add, Const, Expr, FloorDiv, Mod, Mul, Var, dim, floordiv, mod
+from .expr import (
+    Add,
+    Const,
+    Expr,
+    FloorDiv,
+    Mod,
+    Mul,
+    Var,
+    const,
+    dim,
+    floordiv,
+    mod,
+    xla_order_key,
+)
 from .indexing_map import IndexingMap
-from .linear_form import _combine
 
 #: A digit ``(x floordiv a) mod b`` as ``(x, a, b)``; ``b`` None: no mod. ``x`` is a
 #: dimension, by its index (ints hash in C, nodes through ``Expr.__hash__``), or a sum of
@@ -462,10 +474,19 @@ def _form(e: Expr, sizes: dict[int, int], seen: dict) -> Form:
 
 
 def _expr(form: dict[Digit, int], k: int) -> Expr:
-    terms = []
+    """``Σ c * digit + k`` as _combine builds it: the digits are distinct non-zero
+    summands, nothing to collect, so the sum is sorted and built at once."""
+    summands = []
     for (v, a, b), c in form.items():
         if type(v) is not int:
             raise _NotDigits  # the digit of a sum that did not line up
         x = dim(v) if a == 1 else floordiv(dim(v), a)
-        terms.append((x if b is None else mod(x, b), c))
-    return _combine(terms, k)
+        if b is not None:
+            x = mod(x, b)
+        summands.append(x if c == 1 else Mul(x, const(c)))
+    if k != 0 or not summands:
+        summands.append(const(k))
+    if len(summands) == 1:
+        return summands[0]
+    summands.sort(key=xla_order_key)
+    return Add(tuple(summands))
