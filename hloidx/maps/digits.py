@@ -339,13 +339,13 @@ def _opaque_split(
     # sum by d are those of high by d / g, with low under the remainder.
     for g in sorted(factors, reverse=True) if factors else ():
         top = k % g
-        high: dict[Digit, int] = {}
-        for (digit, c), most in zip(form.items(), mosts, strict=True):
+        for c, most in zip(form.values(), mosts, strict=True):
             if c % g:
                 top += c * most
-            else:
-                high[digit] = c // g
-        if top < g:
+                if top >= g:  # (the low part only grows: this g fails)
+                    break
+        else:
+            high = {digit: c // g for digit, c in form.items() if c % g == 0}
             (qf, qk), (rf, rk) = _split(high, k // g, d // g, sizes)
             low = {digit: c for digit, c in form.items() if c % g}
             for digit, c in rf.items():
