@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from math import gcd
+from operator import attrgetter
 
 from .expr import (
     Add,
@@ -51,6 +52,10 @@ Form = tuple[dict[Digit, int], int]
 #: saturate (then exact digits and the general simplifier could disagree).
 _LIMIT = 1 << 56
 _MAX_DIGITS = 64
+
+
+#: A node's depth (the results' order of work).
+_depth = attrgetter("depth")
 
 
 class _NotDigits(Exception):
@@ -108,13 +113,24 @@ def _digit_results(
 ) -> tuple[Expr, ...] | None:
     try:
         # The results first: a result that keeps the digit of a sum ends the pass (the usual
-        # way out), before any constraint is looked at.
-        results = []
-        for r in m.results:
-            if keep and r in keep:  # (most maps keep none: no hash of the result)
-                results.append(r)
-            else:
-                results.append(_expr(*(seen.get(id(r)) or _form(r, sizes, seen))))
+        # way out), before any constraint is looked at; the shallowest first, so that it ends
+        # with the least work (a form is its node's, whatever the order they are made in).
+        given = m.results
+        if len(given) > 1:
+            built = {}
+            for r in sorted(given, key=_depth):
+                if not (keep and r in keep):  # (most maps keep none: no hash of the result)
+                    built[id(r)] = _expr(*(seen.get(id(r)) or _form(r, sizes, seen)))
+            results = []
+            for r in given:
+                results.append(r if keep and r in keep else built[id(r)])
+        else:
+            results = []
+            for r in given:
+                if keep and r in keep:
+                    results.append(r)
+                else:
+                    results.append(_expr(*(seen.get(id(r)) or _form(r, sizes, seen))))
         for e, interval in m.constraints:
             form, k = seen.get(id(e)) or _form(e, sizes, seen)
             lower = upper = k
