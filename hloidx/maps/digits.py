@@ -42,7 +42,8 @@ from .indexing_map import IndexingMap
 
 #: A digit ``(x floordiv a) mod b`` as ``(x, a, b)``; ``b`` None: no mod. ``x`` is a
 #: dimension, by its index (ints hash in C, nodes through ``Expr.__hash__``), or a sum of
-#: digits, ``("sum", frozenset of (digit, coefficient))``.
+#: digits, ``("sum", frozenset of (digit, coefficient))``. Over ``x`` in ``[0, size - 1]``
+#: the digit takes the values 0 to ``most = (size - 1) // a``, or to ``b - 1`` if smaller.
 Digit = tuple["int | tuple", int, "int | None"]
 #: ``Σ coefficient * digit + constant``.
 Form = tuple[dict[Digit, int], int]
@@ -135,7 +136,7 @@ def _digit_results(
             form, k = seen.get(id(e)) or _form(e, sizes, seen)
             lower = upper = k
             for (v, a, b), c in form.items():
-                most = (sizes[v] - 1) // a  # the digit's largest value (see _size)
+                most = (sizes[v] - 1) // a  # the digit's largest value (see Digit)
                 top = c * (most if b is None or b > most else b - 1)
                 if top < 0:
                     lower += top
@@ -146,13 +147,6 @@ def _digit_results(
         return tuple(results)
     except _NotDigits:
         return None
-
-
-def _size(d: Digit, sizes: dict[int, int]) -> int:
-    """How many values the digit takes (0 to size - 1)."""
-    v, a, b = d
-    top = (sizes[v] - 1) // a + 1
-    return top if b is None or b > top else b
 
 
 def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[int, int]) -> None:
@@ -269,7 +263,7 @@ def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[int, int]) -> tup
         elif c < d and d % c == 0:
             s = d // c
             v, a, b = digit
-            most = (sizes[v] - 1) // a  # the digit's largest value (see _size)
+            most = (sizes[v] - 1) // a  # the digit's largest value (see Digit)
             if b is not None and b <= most:
                 most = b - 1
             if most < s:
@@ -335,7 +329,7 @@ def _opaque_split(
     simplifier)."""
     if k < 0:
         raise _NotDigits
-    # One pass: every coefficient positive, each digit's largest value (see _size), and the
+    # One pass: every coefficient positive, each digit's largest value (see Digit), and the
     # factors that coefficients share with d.
     mosts = []
     factors = set()
