@@ -8,7 +8,9 @@ printed map is no longer than XLA's expected one), and how long one call takes, 
   median over ``--repeat`` calls — the cost of simplifying a map never seen before;
 * ``first``: the first call on the map in one pass over the corpus, keeping what earlier
   maps left in the shared caches (what a long run such as ``hloidx maps`` sees);
-* ``repeat``: a call on a map simplified before (memoised by map).
+* ``repeat``: a call on a map simplified before (memoised by map): a loop of ``--memo-calls``
+  calls on the map, timed as a whole and divided by their number (a clock read costs about
+  as much as the call itself; bracketing each call with two would mostly time the clock).
 
 * ``end to end``: ``parse_map`` of the map's text, ``simplify``, ``format_map``, cold.
 
@@ -21,7 +23,8 @@ as the direct reshape's simplified map or no longer.
 On a loaded host, ``--cpu-time`` times with the process's CPU clock: wall-clock medians and
 above all p90s then mostly measure the scheduler.
 
-    python bench/bench_simplify.py [--repeat 5] [--no-verify] [--misses] [--chains] [--cpu-time]
+    python bench/bench_simplify.py [--repeat 5] [--memo-calls 2000] [--no-verify] [--misses]
+                                   [--chains] [--cpu-time]
 """
 
 from __future__ import annotations
@@ -103,6 +106,12 @@ def percentile(values: list[float], q: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--memo-calls",
+        type=int,
+        default=2000,
+        help="memoised calls per map, timed as one loop and divided (default 2000)",
+    )
     parser.add_argument("--no-verify", action="store_true")
     parser.add_argument(
         "--misses", action="store_true", help="list maps that miss the simplest form"
@@ -134,9 +143,12 @@ def main() -> None:
         start = clock()
         simplify(entry.original)
         first_us.append((clock() - start) * 1e6)
+        original = entry.original
+        calls = range(args.memo_calls)
         start = clock()
-        simplify(entry.original)
-        repeat_us.append((clock() - start) * 1e6)
+        for _ in calls:
+            simplify(original)
+        repeat_us.append((clock() - start) * 1e6 / args.memo_calls)
     times_us: list[float] = []
     by_kind: dict[str, list[bool]] = {}
     misses = []

@@ -86,16 +86,23 @@ def _var(kind: VarKind, index: int) -> Var:
     return node if node is not None else Var(kind, index)
 
 
+# (each kind's table bound once: dim() is called constantly, one call less each time)
+_DIMS, _RANGE_VARS, _RT_VARS = (_VAR_CACHE[k] for k in VarKind)
+
+
 def dim(index: int) -> Var:
-    return _var(VarKind.DIM, index)
+    node = _DIMS.get(index)
+    return node if node is not None else Var(VarKind.DIM, index)
 
 
 def range_var(index: int) -> Var:
-    return _var(VarKind.RANGE, index)
+    node = _RANGE_VARS.get(index)
+    return node if node is not None else Var(VarKind.RANGE, index)
 
 
 def rt_var(index: int) -> Var:
-    return _var(VarKind.RUNTIME, index)
+    node = _RT_VARS.get(index)
+    return node if node is not None else Var(VarKind.RUNTIME, index)
 
 
 def as_expr(value: Expr | int) -> Expr:

@@ -20,16 +20,30 @@ it against the general simplifier and against evaluation at every point.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from math import gcd
+from operator import attrgetter
 
-from .expr import Add, Const, Expr, FloorDiv, Mod, Mul, Var, dim, floordiv, mod
+from .expr import (
+    Add,
+    Const,
+    Expr,
+    FloorDiv,
+    Mod,
+    Mul,
+    Var,
+    const,
+    dim,
+    floordiv,
+    mod,
+    xla_order_key,
+)
 from .indexing_map import IndexingMap
-from .linear_form import _combine
 
 #: A digit ``(x floordiv a) mod b`` as ``(x, a, b)``; ``b`` None: no mod. ``x`` is a
 #: dimension, by its index (ints hash in C, nodes through ``Expr.__hash__``), or a sum of
-#: digits, ``("sum", frozenset of (digit, coefficient))``.
+#: digits, ``("sum", frozenset of (digit, coefficient))``. Over ``x`` in ``[0, size - 1]``
+#: the digit takes the values 0 to ``most = (size - 1) // a``, or to ``b - 1`` if smaller.
 Digit = tuple["int | tuple", int, "int | None"]
 #: ``Σ coefficient * digit + constant``.
 Form = tuple[dict[Digit, int], int]
@@ -39,6 +53,10 @@ Form = tuple[dict[Digit, int], int]
 #: saturate (then exact digits and the general simplifier could disagree).
 _LIMIT = 1 << 56
 _MAX_DIGITS = 64
+
+
+#: A node's depth (the results' order of work).
+_depth = attrgetter("depth")
 
 
 class _NotDigits(Exception):
@@ -55,12 +73,14 @@ def simplify_digits(m: IndexingMap, keep: Collection[Var] = ()) -> IndexingMap |
     if m.range_vars or m.rt_vars:
         return None
     sizes: dict[int, int] = {}
+    seen: dict = {}  # id(node) -> its form; (id(sum), divisor) -> quotient, remainder
     for k, v in enumerate(m.dim_vars):
         b = v.bounds
         if b.lower != 0 or not 0 <= b.upper < _LIMIT:
             return None
         sizes[k] = b.upper + 1
-    seen: dict = {}  # id(node) -> its form; (id(sum), divisor) -> quotient, remainder
+        if k < 4096:  # each dimension's form, as _form gives it (on its node: unique)
+            seen[id(dim(k))] = ({(k, 1, None): 1} if b.upper > 0 else {}, 0)
     results = _digit_results(m, sizes, seen, keep)
     if results is None:
         return None
@@ -93,27 +113,40 @@ def _digit_results(
     m: IndexingMap, sizes: dict[int, int], seen: dict, keep: Collection[Var]
 ) -> tuple[Expr, ...] | None:
     try:
+        # The results first: a result that keeps the digit of a sum ends the pass (the usual
+        # way out), before any constraint is looked at; the shallowest first, so that it ends
+        # with the least work (a form is its node's, whatever the order they are made in).
+        given = m.results
+        if len(given) > 1:
+            built = {}
+            for r in sorted(given, key=_depth):
+                if not (keep and r in keep):  # (most maps keep none: no hash of the result)
+                    built[id(r)] = _expr(*(seen.get(id(r)) or _form(r, sizes, seen)))
+            results = []
+            for r in given:
+                results.append(r if keep and r in keep else built[id(r)])
+        else:
+            results = []
+            for r in given:
+                if keep and r in keep:
+                    results.append(r)
+                else:
+                    results.append(_expr(*(seen.get(id(r)) or _form(r, sizes, seen))))
         for e, interval in m.constraints:
-            form, k = _form(e, sizes, seen)
+            form, k = seen.get(id(e)) or _form(e, sizes, seen)
             lower = upper = k
-            for d, c in form.items():
-                top = c * (_size(d, sizes) - 1)
+            for (v, a, b), c in form.items():
+                most = (sizes[v] - 1) // a  # the digit's largest value (see Digit)
+                top = c * (most if b is None or b > most else b - 1)
                 if top < 0:
                     lower += top
                 else:
                     upper += top
             if not (interval.lower <= lower and upper <= interval.upper):
                 return None
-        return tuple(r if r in keep else _expr(*_form(r, sizes, seen)) for r in m.results)
+        return tuple(results)
     except _NotDigits:
         return None
-
-
-def _size(d: Digit, sizes: dict[int, int]) -> int:
-    """How many values the digit takes (0 to size - 1)."""
-    v, a, b = d
-    top = (sizes[v] - 1) // a + 1
-    return top if b is None or b > top else b
 
 
 def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[int, int]) -> None:
@@ -121,64 +154,89 @@ def _put(form: dict[Digit, int], d: Digit, c: int, sizes: dict[int, int]) -> Non
     v, a, b = d
     size = sizes[v]
     top = (size - 1) // a + 1
-    if top <= 1 or b == 1:
-        return
-    if b is not None and b >= top:
-        d = (v, a, None)
-        b = None
-    if a == 1 and b is None and type(v) is tuple:
-        for digit, k in v[1]:  # a whole sum taken apart earlier: its digits again
-            _put(form, digit, k * c, sizes)
-        return
+    if b is not None:
+        if b < top:
+            if b == 1:
+                return
+        else:
+            d = (v, a, None)
+            b = None
+    if b is None:
+        if top <= 1:
+            return
+        if a == 1 and type(v) is tuple:
+            _add(form, v[1], c, sizes)  # a whole sum taken apart earlier: its digits again
+            return
     had = form.get(d)
     if had is None:
         if c == 0:
             return
         if len(form) >= _MAX_DIGITS:
             raise _NotDigits
-        total = c
     else:
-        total = had + c
-        if total == 0:
+        c += had
+        if c == 0:
             del form[d]
             return
-    if (total if total > 0 else -total) * size < _LIMIT:
-        form[d] = total
+    if (c if c > 0 else -c) * size < _LIMIT:
+        form[d] = c
     else:
         raise _NotDigits
+
+
+def _add(form: dict[Digit, int], digits: Iterable[tuple[Digit, int]], c: int, sizes: dict) -> None:
+    """``form += c * Σ k * digit`` for normal digits (:func:`_put` with nothing to normalise)."""
+    for digit, k in digits:
+        k *= c
+        had = form.get(digit)
+        if had is None:
+            if k == 0:
+                continue
+            if len(form) >= _MAX_DIGITS:
+                raise _NotDigits
+        else:
+            k += had
+            if k == 0:
+                del form[digit]
+                continue
+        if (k if k > 0 else -k) * sizes[digit[0]] < _LIMIT:
+            form[digit] = k
+        else:
+            raise _NotDigits
 
 
 def _recombine(form: dict[Digit, int], sizes: dict[int, int]) -> None:
     """``c * (x mod b0) + c * b0 * ((x floordiv b0) mod b)`` -> ``c * (x mod (b0 * b))``
     (the general simplifier's ``sum`` rule merges them alike),
     with ``x = v floordiv a0`` (``b`` None: ``c * x``), until no pair is left."""
-    merged = len(form) > 1
-    while merged:
-        merged = False
+    while len(form) > 1:
         for low, c in form.items():
             v, a0, b0 = low
             if b0 is None:
                 continue
+            start = a0 * b0  # where the higher digit starts, and its coefficient
+            scaled = c * b0
             for high, ch in form.items():
-                if high[1] == a0 * b0 and ch == c * b0 and high[0] == v:
-                    del form[low], form[high]
-                    merged_digit = (v, a0, None if high[2] is None else b0 * high[2])
-                    if type(v) is tuple and merged_digit[2] is not None:
-                        # the digit of a sum: its digits again, where they now line up
-                        f, fk = dict(v[1]), 0
-                        if a0 > 1:
-                            (f, fk), _ = _split(f, 0, a0, sizes)
-                        _, (f, fk) = _split(f, fk, merged_digit[2], sizes)
-                        if fk:
-                            raise _NotDigits
-                        for digit, k in f.items():
-                            _put(form, digit, k * c, sizes)
-                    else:
-                        _put(form, merged_digit, c, sizes)
-                    merged = True
+                if high[1] == start and ch == scaled and high[0] == v:
                     break
-            if merged:
-                break
+            else:
+                continue
+            break
+        else:
+            return
+        del form[low], form[high]
+        merged_digit = (v, a0, None if high[2] is None else b0 * high[2])
+        if type(v) is tuple and merged_digit[2] is not None:
+            # the digit of a sum: its digits again, where they now line up
+            f, fk = dict(v[1]), 0
+            if a0 > 1:
+                (f, fk), _ = _split(f, 0, a0, sizes)
+            _, (f, fk) = _split(f, fk, merged_digit[2], sizes)
+            if fk:
+                raise _NotDigits
+            _add(form, f.items(), c, sizes)
+        else:
+            _put(form, merged_digit, c, sizes)
 
 
 def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[int, int]) -> tuple[Form, Form]:
@@ -188,33 +246,77 @@ def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[int, int]) -> tup
         raise _NotDigits
     high: dict[Digit, int] = {}
     low: dict[Digit, int] = {}
+    cut = False  # whether a digit was split (else high and low have no pair to recombine)
+    top = 0  # the remainder's largest value, less its constant (coefficients are positive)
     for digit, c in form.items():
         if c <= 0:
             raise _NotDigits
         if c % d == 0:
-            _put(high, digit, c // d, sizes)
+            # a digit of a form is normal (see _put): only the coefficients to merge
+            c //= d
+            had = high.get(digit)
+            if had is not None:
+                c += had
+                if c * sizes[digit[0]] >= _LIMIT:
+                    raise _NotDigits
+            high[digit] = c
         elif c < d and d % c == 0:
             s = d // c
-            if _size(digit, sizes) <= s:
-                _put(low, digit, c, sizes)
+            v, a, b = digit
+            most = (sizes[v] - 1) // a  # the digit's largest value (see Digit)
+            if b is not None and b <= most:
+                most = b - 1
+            if most < s:
+                top += c * most
+                had = low.get(digit)
+                if had is not None:
+                    c += had
+                    if c * sizes[v] >= _LIMIT:
+                        raise _NotDigits
+                low[digit] = c
                 continue
             # c * x = d * (x floordiv s) + c * (x mod s), x = (v floordiv a) mod b, s | b.
-            v, a, b = digit
             if b is not None and b % s:
                 raise _NotDigits
-            _put(low, (v, a, s), c, sizes)
-            _put(high, (v, a * s, None if b is None else b // s), 1, sizes)
+            cut = True
+            top += c * (s - 1)  # x mod s, a normal digit ((v floordiv a) mod b >= s values)
+            digit = (v, a, s)
+            had = low.get(digit)
+            if had is None:
+                low[digit] = c
+            else:
+                c += had
+                if c * sizes[v] >= _LIMIT:
+                    raise _NotDigits
+                low[digit] = c
+            # x floordiv s = (v floordiv (a * s)) mod (b / s): a normal digit (it takes at
+            # least 2 values: (v floordiv a) mod b takes more than s), the mod left out where
+            # it does nothing (see _put)
+            a *= s
+            if b is not None:
+                b //= s
+                if b > (sizes[v] - 1) // a:
+                    b = None
+            digit = (v, a, b)
+            had = high.get(digit)
+            if had is None:
+                high[digit] = 1
+            else:
+                if (had + 1) * sizes[v] >= _LIMIT:
+                    raise _NotDigits
+                high[digit] = had + 1
         else:
             return _opaque_split(form, k, d, sizes)
     q, r = divmod(k, d)
-    top = r
-    for (v, a, b), c in low.items():  # the remainder's largest value (see _size)
-        most = (sizes[v] - 1) // a
-        top += c * (most if b is None or b > most else b - 1)
-    if top >= d:
+    if top + r >= d:
         return _opaque_split(form, k, d, sizes)
-    _recombine(high, sizes)
-    _recombine(low, sizes)
+    if cut:
+        # A form has no pair left to recombine (every form is recombined as it is made):
+        # nor has a part of it, scaled alike; only split digits can make one.
+        if len(high) > 1:
+            _recombine(high, sizes)
+        if len(low) > 1:
+            _recombine(low, sizes)
     return (high, q), (low, r)
 
 
@@ -225,19 +327,35 @@ def _opaque_split(
     digits ``x floordiv d`` and ``x mod d`` of the sum ``x`` itself, which only the digit
     recombination can take apart again (a result that keeps one is left to the general
     simplifier)."""
-    if k < 0 or any(c <= 0 for c in form.values()):
+    if k < 0:
         raise _NotDigits
+    # One pass: every coefficient positive, each digit's largest value (see Digit), and the
+    # factors that coefficients share with d.
+    mosts = []
+    factors = set()
+    size = 1  # the sum's
+    for (v, a, b), c in form.items():
+        if c <= 0:
+            raise _NotDigits
+        most = (sizes[v] - 1) // a
+        if b is not None and b <= most:
+            most = b - 1
+        mosts.append(most)
+        size += c * most
+        g = gcd(c, d)
+        if g > 1:
+            factors.add(g)
     # g * high + low with g | d and low in [0, g - 1] (the largest such g): the digits of the
     # sum by d are those of high by d / g, with low under the remainder.
-    for g in sorted({gcd(c, d) for c in form.values()} - {1}, reverse=True):
+    for g in sorted(factors, reverse=True) if factors else ():
         top = k % g
-        high: dict[Digit, int] = {}
-        for digit, c in form.items():
+        for c, most in zip(form.values(), mosts, strict=True):
             if c % g:
-                top += c * (_size(digit, sizes) - 1)
-            else:
-                high[digit] = c // g
-        if top < g:
+                top += c * most
+                if top >= g:  # (the low part only grows: this g fails)
+                    break
+        else:
+            high = {digit: c // g for digit, c in form.items() if c % g == 0}
             (qf, qk), (rf, rk) = _split(high, k // g, d // g, sizes)
             low = {digit: c for digit, c in form.items() if c % g}
             for digit, c in rf.items():
@@ -247,68 +365,113 @@ def _opaque_split(
     if k != 0:
         raise _NotDigits
     base = ("sum", frozenset(form.items()))
-    size = 1 + sum(c * (_size(digit, sizes) - 1) for digit, c in form.items())
     if size >= _LIMIT:
         raise _NotDigits
     sizes[base] = size  # type: ignore[index]
-    high = {}
-    low = {}
-    _put(high, (base, d, None), 1, sizes)  # type: ignore[arg-type]
-    _put(low, (base, 1, d), 1, sizes)  # type: ignore[arg-type]
+    # x floordiv d and x mod d, as _put leaves them (d > 1 here: every coefficient lines
+    # up with 1): the quotient only where it can be non-zero, the remainder the sum itself
+    # where it stays below d
+    high = {(base, d, None): 1} if size > d else {}
+    low = {(base, 1, d): 1} if size > d else dict(base[1])
     return (high, 0), (low, 0)
 
 
 def _form(e: Expr, sizes: dict[int, int], seen: dict) -> Form:
     """``e`` as a digit sum (memoised by node: maps share their sub-expressions; and the
-    quotient and remainder of one sum by one divisor, which reshapes take both of)."""
-    got = seen.get(id(e))
-    if got is not None:
-        return got
+    quotient and remainder of one sum by one divisor, which reshapes take both of). The
+    callers look the memo up first (a call is dearer than a look-up)."""
     t = type(e)
     if t is FloorDiv or t is Mod:
         divisor = e.rhs  # type: ignore[attr-defined]
-        if type(divisor) is not Const or divisor.value <= 0:
+        if type(divisor) is not Const:
             raise _NotDigits
-        key = (id(e.lhs), divisor.value)  # type: ignore[attr-defined]
+        d = divisor.value
+        if d <= 0:
+            raise _NotDigits
+        lhs = e.lhs  # type: ignore[attr-defined]
+        key = (id(lhs), d)
         parts = seen.get(key)
         if parts is None:
-            uf, uk = _form(e.lhs, sizes, seen)  # type: ignore[attr-defined]
-            parts = seen[key] = _split(uf, uk, divisor.value, sizes)
+            uf, uk = seen.get(id(lhs)) or _form(lhs, sizes, seen)
+            parts = seen[key] = _split(uf, uk, d, sizes)
         result = parts[0] if t is FloorDiv else parts[1]
-    elif t is Add:
-        form: dict[Digit, int] = {}
-        k = 0
-        for u in e.terms:  # type: ignore[attr-defined]
-            uf, uk = _form(u, sizes, seen)
-            if form:
-                for digit, c in uf.items():
-                    _put(form, digit, c, sizes)
-            else:
-                form.update(uf)  # a form's digits are already normal: nothing to merge yet
-            k += uk
-        if not -_LIMIT < k < _LIMIT:
+    elif t is Mul:
+        factor = e.rhs  # type: ignore[attr-defined]
+        if type(factor) is not Const:
             raise _NotDigits
-        _recombine(form, sizes)
-        result = (form, k)
-    elif t is Mul and type(e.rhs) is Const:  # type: ignore[attr-defined]
-        uf, uk = _form(e.lhs, sizes, seen)  # type: ignore[attr-defined]
-        c = e.rhs.value  # type: ignore[attr-defined]
+        lhs = e.lhs  # type: ignore[attr-defined]
+        uf, uk = seen.get(id(lhs)) or _form(lhs, sizes, seen)
+        c = factor.value
         form = {}
         for digit, v in uf.items():  # normal digits, scaled: only the bound to check
             scaled = v * c
             if (scaled if scaled > 0 else -scaled) * sizes[digit[0]] >= _LIMIT:
                 raise _NotDigits
             form[digit] = scaled
-        if not -_LIMIT < uk * c < _LIMIT:
+        uk *= c
+        if not -_LIMIT < uk < _LIMIT:
             raise _NotDigits
-        result = (form, uk * c)
+        result = (form, uk)
+    elif t is Add:
+        form = None
+        k = 0
+        for u in e.terms:  # type: ignore[attr-defined]
+            factor = u.rhs if type(u) is Mul else None  # type: ignore[attr-defined]
+            if type(factor) is Const:
+                # c * x: x's digits scaled as they are merged (no form of its own for the
+                # product, which no other node shares)
+                x = u.lhs  # type: ignore[attr-defined]
+                uf, uk = seen.get(id(x)) or _form(x, sizes, seen)
+                c = factor.value
+                uk *= c
+                if not -_LIMIT < uk < _LIMIT:
+                    raise _NotDigits
+                if form is None:
+                    form = {}
+                    for digit, v in uf.items():  # normal digits, scaled: only the bound
+                        v *= c
+                        if (v if v > 0 else -v) * sizes[digit[0]] >= _LIMIT:
+                            raise _NotDigits
+                        form[digit] = v
+                    k = uk
+                    continue
+            else:
+                uf, uk = seen.get(id(u)) or _form(u, sizes, seen)
+                if form is None:
+                    form = dict(uf)  # a form's digits are already normal: nothing to merge
+                    k = uk
+                    continue
+                c = 1
+            k += uk
+            for digit, v in uf.items():  # normal digits (see _put): only the merge
+                size = sizes[digit[0]]
+                if c != 1:
+                    v *= c
+                    if (v if v > 0 else -v) * size >= _LIMIT:
+                        raise _NotDigits
+                had = form.get(digit)
+                if had is None:
+                    if len(form) >= _MAX_DIGITS:
+                        raise _NotDigits
+                    form[digit] = v
+                    continue
+                v += had
+                if v == 0:
+                    del form[digit]
+                elif (v if v > 0 else -v) * size < _LIMIT:
+                    form[digit] = v
+                else:
+                    raise _NotDigits
+        if not -_LIMIT < k < _LIMIT:
+            raise _NotDigits
+        if len(form) > 1:  # type: ignore[arg-type]
+            _recombine(form, sizes)  # type: ignore[arg-type]
+        result = (form, k)
     elif t is Var:
         index = e.index  # type: ignore[attr-defined]
         if e.kind != 0 or index not in sizes:  # type: ignore[attr-defined]
             raise _NotDigits
-        form = {}
-        _put(form, (index, 1, None), 1, sizes)
-        result = (form, 0)
+        result = ({(index, 1, None): 1} if sizes[index] > 1 else {}, 0)
     elif t is Const:
         k = e.value  # type: ignore[attr-defined]
         if not -_LIMIT < k < _LIMIT:
@@ -321,10 +484,19 @@ def _form(e: Expr, sizes: dict[int, int], seen: dict) -> Form:
 
 
 def _expr(form: dict[Digit, int], k: int) -> Expr:
-    terms = []
+    """``Σ c * digit + k`` as _combine builds it: the digits are distinct non-zero
+    summands, nothing to collect, so the sum is sorted and built at once."""
+    summands = []
     for (v, a, b), c in form.items():
         if type(v) is not int:
             raise _NotDigits  # the digit of a sum that did not line up
         x = dim(v) if a == 1 else floordiv(dim(v), a)
-        terms.append((x if b is None else mod(x, b), c))
-    return _combine(terms, k)
+        if b is not None:
+            x = mod(x, b)
+        summands.append(x if c == 1 else Mul(x, const(c)))
+    if k != 0 or not summands:
+        summands.append(const(k))
+    if len(summands) == 1:
+        return summands[0]
+    summands.sort(key=xla_order_key)
+    return Add(tuple(summands))

@@ -129,6 +129,25 @@ class ExprSimplifier:
                 result = self._fired("point-range", expr, const(interval.lower))
             _set_simplified_memo(expr, (token, None if result is expr else result))
             return result
+        if type(expr) is Mul and type(expr.lhs) is Var and type(expr.rhs) is Const:
+            # The commonest node, ``d * c``: a fixed point unless it or its variable is one
+            # value (the steps of the loop below, without its bookkeeping).
+            owner, interval = expr._range_memo
+            if owner is not range_token:
+                interval = self.range(expr)
+            if interval.lower != interval.upper or interval.lower in _SATURATED:
+                lhs = expr.lhs
+                owner, done = lhs._simplified_memo
+                if owner is not token and owner is not EVERY_DOMAIN:
+                    done = self.simplify(lhs)
+                elif done is None:
+                    done = lhs
+                if done is lhs:
+                    key = (Mul, id(lhs), id(expr.rhs))  # adopted, as _simplify_children does
+                    if key not in INTERNED:
+                        remember(key, expr)
+                    _set_simplified_memo(expr, (token, None))
+                    return expr
         current = expr
         # Every form passed on the way is memoised to the result too: simplifying it afresh
         # would run exactly the remaining steps (children are memoised fixed points), and
@@ -279,22 +298,34 @@ class ExprSimplifier:
 
     def _low_split(self, terms: Terms, constant: int, modulus: int) -> int | None:
         """The largest ``g > 1`` dividing ``modulus`` with ``Σ = g * high + low``, low < g."""
-        candidates = sorted({gcd(c, modulus) for _, c in terms} - {1}, reverse=True)
-        if not candidates:
+        factors = set()
+        for _, c in terms:
+            g = gcd(c, modulus)
+            if g != 1:
+                factors.add(g)
+        if not factors:
             return None
+        candidates = sorted(factors, reverse=True) if len(factors) > 1 else factors
         # The interval of each summand as int ends (None when empty), saturated as
         # Interval arithmetic saturates: most candidates fail, so no Interval is built.
         range_of = self.range
+        token = self.evaluator._token
         ranges: list[tuple[int, int] | None] = []
         for m, c in terms:
-            r = range_of(m)
+            owner, r = m._range_memo  # (the evaluator's memo, looked up without a call)
+            if owner is not token and owner is not EVERY_DOMAIN:
+                r = range_of(m)
             if r.lower > r.upper:
                 ranges.append(None)
                 continue
             a, b = r.lower * c, r.upper * c
             if a > b:
                 a, b = b, a
-            ranges.append((saturate(a), saturate(b)))
+            if not INT64_MIN <= a <= INT64_MAX:
+                a = saturate(a)
+            if not INT64_MIN <= b <= INT64_MAX:
+                b = saturate(b)
+            ranges.append((a, b))
         for g in candidates:
             # The interval of the low part, without building it.
             lower = upper = constant % g
@@ -304,8 +335,12 @@ class ExprSimplifier:
                     if rc is None:
                         empty = True
                         break
-                    lower = saturate(lower + rc[0])
-                    upper = saturate(upper + rc[1])
+                    lower += rc[0]
+                    upper += rc[1]
+                    if not INT64_MIN <= lower <= INT64_MAX:
+                        lower = saturate(lower)
+                    if not INT64_MIN <= upper <= INT64_MAX:
+                        upper = saturate(upper)
             # An empty low part passes, as the empty interval [1, 0] always did.
             if empty or (lower >= 0 and upper < g):
                 return g
@@ -325,7 +360,11 @@ class ExprSimplifier:
         if type(x) is Mod and type(x.rhs) is Const and x.rhs.value % m == 0:
             return self._fired("mod", node, mod(x.lhs, m))
         terms, constant = _linear(x)
-        kept = [(t, c) for t, c in terms if c % m != 0]
+        kept = terms  # (usually every summand stays: no list is built)
+        for _, c in terms:
+            if c % m == 0:
+                kept = [(t, c) for t, c in terms if c % m != 0]
+                break
         if len(kept) != len(terms) or (constant and constant % m == 0) or constant >= m:
             # Multiples of the modulus go; a negative constant stays as written (`(x - 3)
             # mod 7`, not `(x + 4) mod 7`): the same length, and the form the reader gave.
@@ -359,8 +398,13 @@ class ExprSimplifier:
         if type(x) is Mod and type(x.rhs) is Const and x.rhs.value % d == 0:
             return self._fired("floordiv", node, mod(floordiv(x.lhs, d), x.rhs.value // d))
         terms, constant = _linear(x)
-        extracted = [(t, c // d) for t, c in terms if c % d == 0]
-        rest = [(t, c) for t, c in terms if c % d != 0]
+        extracted = []
+        rest = []
+        for t, c in terms:
+            if c % d:
+                rest.append((t, c))
+            else:
+                extracted.append((t, c // d))
         if extracted or (constant and constant % d == 0):
             # A constant moves out only whole: `(x - 3) floordiv 7` as `(x + 4) floordiv 7 - 1`
             # would be longer than what was written (as XLA: only multiples of the divisor).
@@ -499,7 +543,13 @@ def _shared_simplifier(
     bounds: Mapping[Var, Interval], constraints: tuple[Constraint, ...] = ()
 ) -> ExprSimplifier:
     """The simplifier of the domain ``bounds`` + ``constraints``, shared by every caller."""
-    key = (tuple(bounds.items()), constraints)
+    # Keyed by the variables' identities and the bounds' ends: ints hash and compare in C
+    # (a variable's and an interval's own hash and equality are Python calls). The
+    # simplifier keeps ``bounds``, so the variables named by id stay alive with their key.
+    ends = []
+    for v, interval in bounds.items():
+        ends += (id(v), interval.lower, interval.upper)
+    key = (tuple(ends), constraints)
     simplifier = _SHARED.get(key)
     if simplifier is None:
         if len(_SHARED) >= _MAX_SHARED_DOMAINS:

@@ -49,8 +49,16 @@ DEFAULT = SimplifyOptions()
 
 def _point_dims(indexing_map: IndexingMap, options: SimplifyOptions) -> frozenset[Var]:
     if not options.preserve_point_dims:
-        return frozenset()
-    return frozenset(dim(k) for k, v in enumerate(indexing_map.dim_vars) if v.bounds.is_point)
+        return _NO_DIMS
+    points = []
+    for k, v in enumerate(indexing_map.dim_vars):
+        b = v.bounds
+        if b.lower == b.upper:
+            points.append(dim(k))
+    return frozenset(points) if points else _NO_DIMS
+
+
+_NO_DIMS: frozenset[Var] = frozenset()
 
 
 #: The depth from which a map may be a chain of reshapes that only its linear index
@@ -65,9 +73,13 @@ def _simplify_map(
     rules: list[AppliedRule] | None,
     options: SimplifyOptions = DEFAULT,
     linear_index: bool = True,
+    keep: frozenset[Var] | None = None,
 ) -> IndexingMap:
+    """The map simplified rule by rule (``keep``: the map's point dimensions, when known)."""
     if indexing_map.state is not MapState.NORMAL:
         return indexing_map
+    if keep is None:
+        keep = _point_dims(indexing_map, options)
     record = None
     if rules is not None:
         previous = [indexing_map]
@@ -84,14 +96,17 @@ def _simplify_map(
     ):
         # A chain whose radices do not nest: composed over its linear index, without the
         # rule-by-rule pass over the whole chain (the linear index gives the direct form).
-        chained = _through_linear_index(indexing_map, _point_dims(indexing_map, options), options)
+        chained = _through_linear_index(indexing_map, keep, options)
         if chained is not None:
             chained = _never_longer(indexing_map, chained)
             # (with rules asked for, the rule-by-rule pass runs too, so that each rule that
             # fires is named; the shorter of the two is taken below all the same)
             if record is None:
                 return chained
-    current = _simplify_constraints(indexing_map, record)
+    # (no constraints: the phase would find nothing to do, after building its simplifier)
+    current = (
+        _simplify_constraints(indexing_map, record) if indexing_map.constraints else indexing_map
+    )
     if current.state is not MapState.NORMAL:
         return current
     fired: dict[str, tuple[Expr, Expr]] = {}
@@ -106,8 +121,10 @@ def _simplify_map(
     # A result that is a dimension of size 1 stays that dimension (XLA's kPreserve), so that
     # `(d0, d1) -> (d0, d1)` over f32[1,16] reads as the identity it is; inside a larger
     # expression the dimension is its value, as before (`d0 * 12 + d1` is `d1`).
-    keep = _point_dims(current, options)
-    results = tuple(r if r in keep else simplifier.simplify(r) for r in current.results)
+    if current is not indexing_map:
+        keep = _point_dims(current, options)  # (the constraints may have pinned a dimension)
+    simplified = simplifier.simplify
+    results = tuple(r if keep and r in keep else simplified(r) for r in current.results)
     if results != current.results:
         current = _with(current, results=results)
     if rules is not None:
@@ -224,8 +241,8 @@ def operations(expr: Expr) -> int:
 
 def operation_count(indexing_map: IndexingMap) -> int:
     """Operations in the results and the constraint expressions: what "longer" means."""
-    return sum(operations(r) for r in indexing_map.results) + sum(
-        operations(e) for e, _ in indexing_map.constraints
+    return sum(r.operations for r in indexing_map.results) + sum(
+        e.operations for e, _ in indexing_map.constraints
     )
 
 
@@ -238,17 +255,21 @@ def _never_longer(given: IndexingMap, simplified: IndexingMap) -> IndexingMap:
         return simplified
     if simplified.range_vars != given.range_vars or simplified.rt_vars != given.rt_vars:
         return simplified  # renumbered symbols: the given expressions no longer apply
-    results = tuple(
-        g if operations(s) > operations(g) else s
-        for g, s in zip(given.results, simplified.results, strict=True)
-    )
+    results = simplified.results
+    for g, s in zip(given.results, results, strict=True):
+        if s.operations > g.operations:  # (the usual map has none: no tuple is built)
+            results = tuple(
+                g if s.operations > g.operations else s
+                for g, s in zip(given.results, simplified.results, strict=True)
+            )
+            break
     constraints = simplified.constraints
-    if sum(operations(e) for e, _ in constraints) > sum(
-        operations(e) for e, _ in given.constraints
+    if constraints and sum(e.operations for e, _ in constraints) > sum(
+        e.operations for e, _ in given.constraints
     ):
         constraints = given.constraints
-    if results == simplified.results and constraints == simplified.constraints:
-        return simplified
+    if results is simplified.results and constraints is simplified.constraints:
+        return simplified  # (either one rebuilt holds a given expression that is not its own)
     out = replace(simplified, results=results)
     if constraints != simplified.constraints:
         out = replace(out, constraints=()).add_constraints(constraints)
@@ -287,7 +308,8 @@ def simplify(
     differs from the given one by the order of its summands is the given one. Results are
     memoised by map and options.
     """
-    result = _simplified(indexing_map, options)
+    # (the default options left out of the memo's key: a one-argument look-up costs a third)
+    result = _simplified(indexing_map) if options is DEFAULT else _simplified(indexing_map, options)
     if remove_unused and result.state is MapState.NORMAL:
         result = result.remove_unused_symbols()
     if keep_order:
@@ -327,25 +349,27 @@ def _as_given(given: Expr, simplified: Expr) -> Expr:
 def _simplified(indexing_map: IndexingMap, options: SimplifyOptions = DEFAULT) -> IndexingMap:
     if indexing_map.state is not MapState.NORMAL:
         return indexing_map
+    keep = _point_dims(indexing_map, options)
     if not indexing_map.constraints:
-        trivial = _simplify_trivial(indexing_map, options)
+        trivial = _simplify_trivial(indexing_map, options, keep)
         if trivial is not None:
             return trivial
     # Reshape chains and delinearizations: one pass over digit sums, when it applies.
-    digits = simplify_digits(indexing_map, _point_dims(indexing_map, options))
+    digits = simplify_digits(indexing_map, keep)
     if digits is not None:
         return _never_longer(indexing_map, digits)
-    return _simplify_map(indexing_map, None, options)
+    return _simplify_map(indexing_map, None, options, keep=keep)
 
 
-def _simplify_trivial(indexing_map: IndexingMap, options: SimplifyOptions) -> IndexingMap | None:
+def _simplify_trivial(
+    indexing_map: IndexingMap, options: SimplifyOptions, keep: frozenset[Var]
+) -> IndexingMap | None:
     """The result for a map without constraints whose results are variables and constants.
 
     No rule applies to such a map except ``point-range`` (a variable with a one-value
     bound is that value), so the general machinery is skipped; None for any other map.
     """
     changed = False
-    keep = _point_dims(indexing_map, options)
     for r in indexing_map.results:
         t = type(r)
         if t is Var:
@@ -356,7 +380,7 @@ def _simplify_trivial(indexing_map: IndexingMap, options: SimplifyOptions) -> In
             return None
     if not changed:
         return indexing_map
-    return _simplify_map(indexing_map, None, options)
+    return _simplify_map(indexing_map, None, options, keep=keep)
 
 
 __all__ = [

@@ -130,7 +130,9 @@ class RangeEvaluator:
         constraints: Iterable[Constraint] | Mapping[Expr, Interval] = (),
     ) -> None:
         self._bounds = bounds
-        if isinstance(constraints, Mapping):
+        if not constraints and type(constraints) is tuple:
+            self._constraints = {}  # (the usual case, without the ABC check below)
+        elif isinstance(constraints, Mapping):
             self._constraints = dict(constraints)
         else:
             merged: dict[Expr, Interval] = {}
