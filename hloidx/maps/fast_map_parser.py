@@ -73,14 +73,18 @@ _END = ""  # the token after the last one
 _DIRECT = {floordiv: FloorDiv, ceildiv: CeilDiv, mod: Mod, mul: Mul}
 _MERGING = (Add, Mul)  # what ``mul`` rewrites when a constant multiplies it
 _new_binary = BinaryExpr.__new__  # without type.__call__, as the builders make nodes
-_new_variable = object.__new__
+_new_object = object.__new__  # Variable and Interval without their dataclass initialisers
 _set_bounds = Variable.bounds.__set__  # type: ignore[attr-defined]
 _set_name = Variable.name.__set__  # type: ignore[attr-defined]
+_set_lower = Interval.lower.__set__  # type: ignore[attr-defined]
+_set_upper = Interval.upper.__set__  # type: ignore[attr-defined]
 _PADDING = [_END] * 6  # a group is filed under its first four tokens; an interval has six
 #: Texts at least this long (after the arrow) are folded into their distinct groups first
 #: (.text_groups); in shorter ones, the reader's own memo of runs costs less.
 _FOLD_FROM = 2300
 _SPACED = [(mark, f" {mark} ") for mark in _PUNCTUATION]
+#: The names a variable has by default (a declared name equal to its default is kept as "").
+_DEFAULT_NAMES = tuple(tuple(f"{kind.prefix}{i}" for i in range(64)) for kind in VarKind)
 
 
 class _GiveUp(Exception):
@@ -157,6 +161,9 @@ class _Reader:
             if token != ",":
                 raise _GiveUp
         self.at = at
+        defaults = _DEFAULT_NAMES[kind]
+        if len(names) <= len(defaults):
+            return ["" if n == d else n for n, d in zip(names, defaults, strict=False)]
         prefix = kind.prefix
         return ["" if n == f"{prefix}{i}" else n for i, n in enumerate(names)]
 
@@ -349,7 +356,13 @@ class _Reader:
             if not (lower + upper).isascii():
                 raise _GiveUp
             self.at = at + 6
-            return make_interval(int(lower), int(upper))
+            low, high = int(lower), int(upper)
+            if low <= high:  # make_interval's common case, without the call
+                interval = _new_object(Interval)
+                _set_lower(interval, low)
+                _set_upper(interval, high)
+                return interval
+            return Interval(low, high)
         at += 2
         if lower == "-":
             at += 1
@@ -480,7 +493,7 @@ def _assemble(
     for want, (expr, interval) in zip(declared, entries, strict=False):
         if expr is not want:
             return None
-        variable = _new_variable(Variable)  # without the dataclass initialiser
+        variable = _new_object(Variable)  # without the dataclass initialiser
         _set_bounds(variable, interval)
         _set_name(variable, names[want.kind][want.index])
         variables[want.kind].append(variable)
