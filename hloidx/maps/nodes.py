@@ -134,7 +134,7 @@ class Const(Expr):
                 return node  # type: ignore[return-value]
         node = _start(cls, hash(("Const", (value,))), 0)
         _set_value(node, value)
-        _set_const_order(node, (9, (value,)))
+        _set_const_order(node, (9, value))
         _set_simplified_memo(node, (EVERY_DOMAIN, None))  # None: itself
         if small:
             _CONST_CACHE[value] = node
@@ -172,7 +172,7 @@ class Var(Expr):
         node = _start(cls, hash(("Var", (int(kind), index))), 0)
         _set_kind(node, kind)
         _set_index(node, index)
-        _set_var_order(node, (0, (int(kind), index)))
+        _set_var_order(node, (0, int(kind), index))
         if type(index) is int and 0 <= index < 4096:
             cache[index] = node
         return node

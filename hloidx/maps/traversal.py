@@ -179,8 +179,11 @@ _SORT_KEYS: dict[int, tuple[Expr, tuple[Any, ...]]] = {}
 def sort_key(expr: Expr) -> tuple[Any, ...]:
     """A total order on expressions: variables by (kind, index), then compound terms.
 
-    Every key is ``(rank, payload)`` with a payload of one shape per rank, so any two keys
-    compare without mixing ints and tuples.
+    Every key is ``(rank, *payload)`` with a payload of one shape per rank (a sum's: its
+    summands' keys, as many as it has), so any two keys compare without mixing ints and
+    tuples. The payload is not nested in a tuple of its own (the order is the same): tuples
+    compare by looking for the first unequal item at every level down to where two keys
+    differ, so fewer levels make keys cheaper to compare, as well as to build.
     """
     t = type(expr)
     if t is Var or t is Const:
@@ -189,11 +192,11 @@ def sort_key(expr: Expr) -> tuple[Any, ...]:
     if found is not None:
         return found[1]
     if t is Add:
-        key: tuple[Any, ...] = (3, tuple([sort_key(x) for x in expr.terms]))
+        key: tuple[Any, ...] = (3, *[sort_key(x) for x in expr.terms])
     elif t is Mul and type(expr.rhs) is Const:
-        key = (1, (sort_key(expr.lhs), expr.rhs.value))
+        key = (1, sort_key(expr.lhs), expr.rhs.value)
     else:
-        key = (2, (_OP_RANK[t], sort_key(expr.lhs), sort_key(expr.rhs)))
+        key = (2, _OP_RANK[t], sort_key(expr.lhs), sort_key(expr.rhs))
     if len(_SORT_KEYS) >= 65536:
         _SORT_KEYS.clear()
     _SORT_KEYS[id(expr)] = (expr, key)
