@@ -71,6 +71,19 @@ def test_fast_reader_agrees_with_the_grammar(m, spelling: str, multiline: bool) 
     assert _agree(text)
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(indexing_maps(), st.sampled_from(["floordiv", "/"]), st.sampled_from(["+", "-", "*", "/"]))
+def test_operators_glued_to_their_operands_are_read_too(m, spelling: str, mark: str) -> None:
+    """The reader first cuts text at its brackets and commas only (printed maps space out
+    their operators); a text with an operator glued to a neighbour is cut again."""
+    text = format_map(m, spelling)
+    squeezed = text.replace(f" {mark} ", mark)
+    assert _agree(squeezed) or _both_ways(text) == [None, None], squeezed
+    if f" {mark} " in text:  # (a negative bound is always written glued, and read so)
+        with mock.patch.object(fmp, "_SPACED_ALL", fmp._SPACED_BRACKETS):  # no second cut
+            assert _both_ways(squeezed) == [None, None], squeezed
+
+
 def test_xla_maps_take_the_fast_path() -> None:
     texts = []
     for name in ("map_cases.json", "analysis_cases.json"):

@@ -220,13 +220,31 @@ def add_left(summands: list[Expr]) -> Expr:
     if len(summands) == 1:
         return first
     terms = (*first.terms, *summands[1:]) if type(first) is Add else (first, *summands[1:])
-    seen = [_plain_monomial(t) for t in terms]
-    if None not in seen:
-        for i in range(1, len(seen)):
-            if not _unlike(seen[i], seen[:i]):
+    # _plain_monomial and _unlike inlined (the reader calls this for every sum it reads)
+    seen: list[Any] = []
+    for term in terms:
+        kind = type(term)
+        if kind is Mul:
+            monomial = term.lhs  # type: ignore[attr-defined]
+            factor = term.rhs  # type: ignore[attr-defined]
+            if type(factor) is not Const:
+                monomial = term
+            elif factor.value == 0 or factor.value == 1:
+                break
+        elif kind is Add or kind is Const or not isinstance(term, Expr):
+            break
+        else:
+            monomial = term
+        key = monomial._hash
+        for other in seen:
+            if other is monomial or (other._hash == key and other == monomial):
                 break
         else:
-            return _sum_node(terms)
+            seen.append(monomial)
+            continue
+        break
+    else:
+        return _sum_node(terms)
     total = first
     for summand in summands[1:]:
         total = add(total, summand)

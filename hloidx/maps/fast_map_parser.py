@@ -82,7 +82,9 @@ _PADDING = [_END] * 6  # a group is filed under its first four tokens; an interv
 #: Texts at least this long (after the arrow) are folded into their distinct groups first
 #: (.text_groups); in shorter ones, the reader's own memo of runs costs less.
 _FOLD_FROM = 2300
-_SPACED = [(mark, f" {mark} ") for mark in _PUNCTUATION]
+_OPERATORS = "+-*/%"
+_SPACED_BRACKETS = [(mark, f" {mark} ") for mark in _PUNCTUATION if mark not in _OPERATORS]
+_SPACED_ALL = [(mark, f" {mark} ") for mark in _PUNCTUATION]
 #: The names a variable has by default (a declared name equal to its default is kept as "").
 _DEFAULT_NAMES = tuple(tuple(f"{kind.prefix}{i}" for i in range(64)) for kind in VarKind)
 
@@ -91,8 +93,8 @@ class _GiveUp(Exception):
     pass
 
 
-def _tokens(text: str) -> list[str]:
-    for mark, spaced in _SPACED:
+def _tokens(text: str, spacing: list[tuple[str, str]]) -> list[str]:
+    for mark, spaced in spacing:
         if mark in text:  # a look for one character costs less than a replace finding none
             text = text.replace(mark, spaced)
     return text.split()
@@ -414,7 +416,20 @@ def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingM
         groups, rest = folded
     # The declarations, each group's text (the names of its inner groups are declared by
     # then), then the results and the domain, cut apart by separators.
-    tokens = _tokens(f" {_SEPARATOR} ".join((text[:arrow], *groups, rest)))
+    joined = f" {_SEPARATOR} ".join((text[:arrow], *groups, rest))
+    # Printed maps write the operators with a blank either side: the brackets and commas are
+    # spaced out first, and only a text that this does not read is cut again at its operators
+    # (an operator glued to its neighbour is then part of a token that no rule accepts).
+    read = _read(_tokens(joined, _SPACED_BRACKETS), len(groups), default_bounds, max_depth)
+    if read is None and any(mark in joined for mark in _OPERATORS):
+        return _read(_tokens(joined, _SPACED_ALL), len(groups), default_bounds, max_depth)
+    return read
+
+
+def _read(
+    tokens: list[str], group_count: int, default_bounds: Interval, max_depth: int
+) -> IndexingMap | None:
+    """The map that ``tokens`` (fast_parse's, the groups' texts among them) write, or None."""
     tokens += _PADDING
     r = _Reader(tokens)
     try:
@@ -425,7 +440,7 @@ def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingM
         if r.accept("{"):
             names[2] = r.declare("}", VarKind.RUNTIME)
         declared = list(r.leaves.values())  # the variables in order (no number is read yet)
-        r.group_texts(len(groups))
+        r.group_texts(group_count)
         r.take("(")
         results: list[Expr] = []
         if not r.accept(")"):

@@ -193,16 +193,24 @@ class Add(Expr):
         node = INTERNED.get(key)
         if node is not None:
             return node  # type: ignore[return-value]
-        # From the summands' cached hashes (no Python-level __hash__ call per summand).
+        # From the summands' cached hashes (no Python-level __hash__ call per summand);
+        # _start and remember inlined, as in BinaryExpr.
         operations = len(terms) - 1
         deepest = 0
         for t in terms:
             operations += t.operations
             if t.depth > deepest:
                 deepest = t.depth
-        node = _start(cls, hash((Add, *[t._hash for t in terms])), operations, deepest + 1)
+        node = _new(cls)
+        _set_hash(node, hash((Add, *[t._hash for t in terms])))
+        _set_operations(node, operations)
+        _set_depth(node, deepest + 1)
+        _set_range_memo(node, _NO_MEMO)
+        _set_simplified_memo(node, _NO_MEMO)
         _set_terms(node, terms)
-        remember(key, node)
+        if len(INTERNED) >= MAX_INTERNED:
+            INTERNED.clear()
+        INTERNED[key] = node
         return node
 
     def __reduce__(self) -> tuple[Any, ...]:
