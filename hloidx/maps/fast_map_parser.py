@@ -301,16 +301,41 @@ class _Reader:
             filed.append((end - start, tokens[start:end], tree))
         return tree
 
-    def entry_expr(self) -> Expr:
-        """The expression of a domain entry: everything up to its ``in``."""
+    def entry(self) -> tuple[Expr, Interval]:
+        """A domain entry: its expression (everything up to its ``in``) and its interval."""
         tokens = self.tokens
         at = self.at
-        if tokens[at + 1] == "in":  # a single name or number
-            leaf = self.leaves.get(tokens[at])
-            if leaf is not None:
-                self.at = at + 1
-                return leaf
-        return self.read_once(at, "in")
+        expr = self.leaves.get(tokens[at]) if tokens[at + 1] == "in" else None
+        if expr is None:
+            expr = self.read_once(at, "in")
+            at = self.at
+        else:
+            at += 1  # a single name or number
+        # The usual interval, ``in [lower, upper]`` with two small naturals, read here.
+        keyword, bracket, lower, comma, upper, close = tokens[at : at + 6]
+        if (
+            keyword == "in"
+            and bracket == "["
+            and comma == ","
+            and close == "]"
+            and lower.isdigit()
+            and upper.isdigit()
+            and len(lower) < 19  # below 10**18: no range check needed
+            and len(upper) < 19
+        ):
+            # int() also reads other scripts' digits; the grammar has ASCII digits only
+            if not (lower + upper).isascii():
+                raise _GiveUp
+            self.at = at + 6
+            low, high = int(lower), int(upper)
+            if low <= high:  # make_interval's common case, without the call
+                interval = _new_object(Interval)
+                _set_lower(interval, low)
+                _set_upper(interval, high)
+                return expr, interval
+            return expr, Interval(low, high)
+        self.at = at
+        return expr, self.interval()
 
     def group_texts(self, count: int) -> None:
         """The ``count`` groups' texts (a long text's, .text_groups), each after a separator and
@@ -340,31 +365,12 @@ class _Reader:
         self.take(_SEPARATOR)
 
     def interval(self) -> Interval:
-        """``in [lower, upper]`` (every domain entry has one: read without further calls)."""
+        """``in [lower, upper]``, either bound negative or large (.entry reads the usual)."""
         tokens = self.tokens
         at = self.at
         if tokens[at] != "in" or tokens[at + 1] != "[":
             raise _GiveUp
-        lower, upper = tokens[at + 2], tokens[at + 4]
-        if (
-            tokens[at + 3] == ","
-            and tokens[at + 5] == "]"
-            and lower.isdigit()
-            and upper.isdigit()
-            and len(lower) < 19  # below 10**18: no range check needed
-            and len(upper) < 19
-        ):
-            # int() also reads other scripts' digits; the grammar has ASCII digits only
-            if not (lower + upper).isascii():
-                raise _GiveUp
-            self.at = at + 6
-            low, high = int(lower), int(upper)
-            if low <= high:  # make_interval's common case, without the call
-                interval = _new_object(Interval)
-                _set_lower(interval, low)
-                _set_upper(interval, high)
-                return interval
-            return Interval(low, high)
+        lower = tokens[at + 2]
         at += 2
         if lower == "-":
             at += 1
@@ -457,7 +463,7 @@ def _read(
             r.take(":")
             entries = []
             while True:
-                entries.append((r.entry_expr(), r.interval()))
+                entries.append(r.entry())
                 token = tokens[r.at]
                 if token == _END:
                     break
