@@ -60,17 +60,17 @@ _KEYWORDS = frozenset(
         "EMPTY",
     )
 )
+#: Each product operator's builder and the class of the node it makes of ``x op c``.
 _PRODUCT = {
-    "*": mul,
-    "/": floordiv,
-    "floordiv": floordiv,
-    "floorDiv": floordiv,
-    "ceildiv": ceildiv,
-    "mod": mod,
-    "%": mod,
+    "*": (mul, Mul),
+    "/": (floordiv, FloorDiv),
+    "floordiv": (floordiv, FloorDiv),
+    "floorDiv": (floordiv, FloorDiv),
+    "ceildiv": (ceildiv, CeilDiv),
+    "mod": (mod, Mod),
+    "%": (mod, Mod),
 }
 _END = ""  # the token after the last one
-_DIRECT = {floordiv: FloorDiv, ceildiv: CeilDiv, mod: Mod, mul: Mul}
 _MERGING = (Add, Mul)  # what ``mul`` rewrites when a constant multiplies it
 _new_binary = BinaryExpr.__new__  # without type.__call__, as the builders make nodes
 _new_object = object.__new__  # Variable and Interval without their dataclass initialisers
@@ -183,7 +183,7 @@ class _Reader:
         summands: list[Expr] = []
         subtract = False
         product: Expr | None = None
-        build = None  # the product's pending operator, once one is read
+        build = direct = None  # the pending operator's builder and node class, once read
         while True:
             token = tokens[at]
             operand = leaves.get(token)  # a variable or a number seen before: no call
@@ -207,10 +207,8 @@ class _Reader:
                 # The builder's commonest case, taken without the call: a new node ``x op c``
                 # (no fold applies: c is not 0 or 1, x no constant, and a product is neither
                 # a sum to distribute over nor a product to merge).
-                direct = _DIRECT.get(build)
                 if (
-                    direct is not None
-                    and c > 1
+                    c > 1
                     and type(product) is not Const
                     and (build is not mul or type(product) not in _MERGING)
                 ):
@@ -220,10 +218,12 @@ class _Reader:
             else:
                 product = build(product, operand)
             token = tokens[at]
-            build = _PRODUCT.get(token)
-            if build is not None:
+            operator = _PRODUCT.get(token)
+            if operator is not None:
+                build, direct = operator
                 at += 1
                 continue
+            build = None
             summands.append(mul(product, -1) if subtract else product)  # type: ignore[arg-type]
             if token == "+":
                 subtract = False
