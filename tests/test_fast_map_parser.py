@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from unittest import mock
 
 import paths
@@ -86,15 +85,7 @@ def test_operators_glued_to_their_operands_are_read_too(m, spelling: str, mark: 
 
 
 def test_xla_maps_take_the_fast_path() -> None:
-    texts = []
-    for name in ("map_cases.json", "analysis_cases.json"):
-        for case in json.loads((paths.XLA_TESTS / name).read_text()):
-            for entry in case.get("expected", []):
-                for text in [entry.get("map_normalized")] + [
-                    o.get("map_normalized") for o in entry.get("operands", [])
-                ]:
-                    if text and "->" in text and not text.startswith("operand"):
-                        texts.append(text)
+    texts = paths.xla_map_texts()
     fast = sum(_agree(t) for t in texts)
     assert fast >= 0.95 * len(texts), (fast, len(texts))
 

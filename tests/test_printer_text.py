@@ -5,7 +5,6 @@ XLA's test expectations, reshape chains and random maps."""
 
 from __future__ import annotations
 
-import json
 import sys
 
 import paths
@@ -140,19 +139,13 @@ def test_benchmark_maps_print_as_before() -> None:
 
 def test_xla_expectation_maps_print_as_before() -> None:
     count = 0
-    for name in ("map_cases.json", "analysis_cases.json"):
-        for case in json.loads((paths.XLA_TESTS / name).read_text()):
-            for entry in case.get("expected", []):
-                for text in [entry.get("map_normalized")] + [
-                    o.get("map_normalized") for o in entry.get("operands", [])
-                ]:
-                    if text and "->" in text and not text.startswith("operand"):
-                        try:
-                            m = parse_map(text)
-                        except HloidxError:
-                            continue  # a few are not XLA's map text (see tests/data/xla)
-                        _same_text(m)
-                        count += 1
+    for text in paths.xla_map_texts():
+        try:
+            m = parse_map(text)
+        except HloidxError:
+            continue  # a few are not XLA's map text (see tests/data/xla)
+        _same_text(m)
+        count += 1
     assert count >= 100
 
 
