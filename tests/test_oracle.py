@@ -333,3 +333,16 @@ ENTRY e {
     problems = check_maps(root, [[OperandIndexing.of(shifted)]])
     assert any(p.is_error for p in problems)
     assert check_instruction(root) == []
+
+
+@pytest.mark.parametrize("name", ["all_gather", "collective_permute"])
+def test_an_async_done_is_checked_against_its_whole_start_tuple(name):
+    # a tuple operand that is not the result's own shape is compared as a whole, as
+    # get-tuple-element's is: the done's output reads the start's output element
+    import paths
+
+    path = paths.DATA / "gpu" / "pairs" / f"{name}.gpu.hlo"
+    module = parse_hlo(path.read_text(), str(path))
+    (done,) = [i for i in module.instructions() if i.opcode.endswith("-done")]
+    assert done.operands[0].shape.is_tuple
+    assert [m for m in check_instruction(done) if m.is_error] == []

@@ -213,6 +213,14 @@ def _claims(
     return out
 
 
+def _carries_the_result(instr: Instruction, operand: int) -> bool:
+    """Whether output leaf k reads leaf k of this operand: a tuple operand of the result's own
+    shape (a while's state, an opt-barrier's tuple). Any other operand (an element selected
+    by get-tuple-element, a branch operand) is compared as a whole."""
+    shape = instr.operands[operand].shape
+    return shape.is_tuple and shape.without_layout() == instr.shape.without_layout()
+
+
 def check_maps(
     instr: Instruction,
     table: IndexingTable | None = None,
@@ -225,8 +233,8 @@ def check_maps(
 
     For each output leaf and operand, the union of the cell's maps, enumerated with runtime
     variables fixed to the oracle's values, must equal the oracle's reads when the cell is
-    ``exact`` and contain them otherwise. A tuple-shaped operand (``while``) is compared
-    leaf by leaf with the output leaf of the same number.
+    ``exact`` and contain them otherwise. A tuple operand of the result's own shape (``while``)
+    is compared leaf by leaf with the output leaf of the same number.
     """
     if evaluation is None:
         evaluation = reads(instr, seed=seed, limit=limit)
@@ -253,10 +261,7 @@ def check_maps(
     for (out_id, j), (pairs, exact) in sorted(claims.items()):
         if out_id >= len(evaluation.outputs) or j >= len(instr.operands):
             continue
-        # A tuple operand is compared leaf by leaf with the output of the same number (while),
-        # except through get-tuple-element, whose output reads only the element it selects.
-        tuple_operand = instr.operands[j].shape.is_tuple
-        leaf = out_id if tuple_operand and instr.opcode != "get-tuple-element" else None
+        leaf = out_id if _carries_the_result(instr, j) else None
         actual = oracle_relation(instr, j, out_id, operand_leaf=leaf, evaluation=evaluation)
         try:
             claimed: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
