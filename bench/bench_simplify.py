@@ -172,31 +172,28 @@ def main() -> None:
             verify_us.append((clock() - start) * 1e6)
             verdicts[verdict.kind] += 1
 
-    # parse_map of each map's printed text, cold (a fresh text each time: nothing memoised)
+    # parse_map of each map's printed text, cold
     from hloidx.maps.printer import format_map
     from hloidx.maps.syntax import parse_map
 
-    parse_us: list[float] = []
-    for entry in entries:
-        text = format_map(entry.original)
-        samples = []
-        for k in range(args.repeat):
-            clear_caches()
-            start = clock()
-            parse_map(text + " " * k)
-            samples.append((clock() - start) * 1e6)
-        parse_us.append(statistics.median(samples))
+    def cold_medians(run) -> list[float]:
+        """Per map, the median over ``--repeat`` cold calls of ``run`` on its printed text
+        (a fresh text each time: nothing memoised)."""
+        medians = []
+        for entry in entries:
+            text = format_map(entry.original)
+            samples = []
+            for k in range(args.repeat):
+                clear_caches()
+                start = clock()
+                run(text + " " * k)
+                samples.append((clock() - start) * 1e6)
+            medians.append(statistics.median(samples))
+        return medians
+
+    parse_us = cold_medians(parse_map)
     # parse + simplify + print, cold: what a user of `hloidx simplify` waits for
-    end_to_end_us: list[float] = []
-    for entry in entries:
-        text = format_map(entry.original)
-        samples = []
-        for k in range(args.repeat):
-            clear_caches()
-            start = clock()
-            format_map(simplify(parse_map(text + " " * k)))
-            samples.append((clock() - start) * 1e6)
-        end_to_end_us.append(statistics.median(samples))
+    end_to_end_us = cold_medians(lambda text: format_map(simplify(parse_map(text))))
 
     total = sum(len(v) for v in by_kind.values())
     hits = sum(sum(v) for v in by_kind.values())

@@ -155,7 +155,8 @@ def _tile(
         module = wrap_lone_fusion(module)  # a fused computation on its own
         instr = _find(module, instruction)
         # what the wrapping did, said wherever the output has notes (threads/coalescing too)
-        wrapped = [n for n in (lone_fusion_note(instr),) if n is not None]
+        note = lone_fusion_note(instr)
+        wrapped = [] if note is None else [note]
         if device is not None and tile_spec == "auto":
             from .tile_estimates import print_ranking
 
