@@ -72,7 +72,7 @@ def fold_groups(text: str, start: int) -> tuple[list[str], str] | None:
             opening, outer, is_group = levels.pop()
             inner = "".join(pieces)
             if is_group:
-                name = f" #{len(groups)} "
+                name = f" {group_name(len(groups))} "
                 groups.append(inner)
                 raw = text[opening : closing + 1]
                 if len(raw) >= _KEY_LENGTH:  # shorter ones are read again (a few tokens)
@@ -96,7 +96,7 @@ def fold_groups(text: str, start: int) -> tuple[list[str], str] | None:
             raw = text[opening : next_close + 1]
             name = innermost.get(raw)
             if name is None and _is_group(text, opening, start):
-                name = innermost[raw] = f" #{len(groups)} "
+                name = innermost[raw] = f" {group_name(len(groups))} "
                 groups.append(raw[1:-1])
             pieces.append(text[at:opening])
             pieces.append(raw if name is None else name)
