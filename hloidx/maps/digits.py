@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from math import gcd
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 from .expr import (
     Add,
@@ -34,7 +34,6 @@ from .expr import (
     Var,
     const,
     dim,
-    floordiv,
     mod,
     xla_order_key,
 )
@@ -57,6 +56,19 @@ _MAX_DIGITS = 64
 
 #: A node's depth (the results' order of work).
 _depth = attrgetter("depth")
+_first = itemgetter(0)
+
+
+#: ``id(dim(k))`` by ``k``: dimension nodes below 4096 live for good (see .nodes), so their
+#: ids are read once, not looked up on every map.
+_DIM_IDS: list[int] = []
+
+
+def _dim_ids(n: int) -> list[int]:
+    """``_DIM_IDS``, holding at least the first ``min(n, 4096)`` dimensions."""
+    if n > len(_DIM_IDS):
+        _DIM_IDS.extend(id(dim(i)) for i in range(len(_DIM_IDS), min(n, 4096)))
+    return _DIM_IDS
 
 
 class _NotDigits(Exception):
@@ -74,13 +86,15 @@ def simplify_digits(m: IndexingMap, keep: Collection[Var] = ()) -> IndexingMap |
         return None
     sizes: dict[int, int] = {}
     seen: dict = {}  # id(node) -> its form; (id(sum), divisor) -> quotient, remainder
-    for k, v in enumerate(m.dim_vars):
+    dim_vars = m.dim_vars
+    ids = _DIM_IDS if len(dim_vars) <= len(_DIM_IDS) else _dim_ids(len(dim_vars))
+    for k, v in enumerate(dim_vars):
         b = v.bounds
         if b.lower != 0 or not 0 <= b.upper < _LIMIT:
             return None
         sizes[k] = b.upper + 1
         if k < 4096:  # each dimension's form, as _form gives it (on its node: unique)
-            seen[id(dim(k))] = ({(k, 1, None): 1} if b.upper > 0 else {}, 0)
+            seen[ids[k]] = ({(k, 1, None): 1} if b.upper > 0 else {}, 0)
     results = _digit_results(m, sizes, seen, keep)
     if results is None:
         return None
@@ -252,13 +266,15 @@ def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[int, int]) -> tup
         if c <= 0:
             raise _NotDigits
         if c % d == 0:
-            # a digit of a form is normal (see _put): only the coefficients to merge
+            # a digit of a form is normal (see _put): only the coefficients to merge, and
+            # only with a digit that a cut made (the form's own digits are distinct)
             c //= d
-            had = high.get(digit)
-            if had is not None:
-                c += had
-                if c * sizes[digit[0]] >= _LIMIT:
-                    raise _NotDigits
+            if cut:
+                had = high.get(digit)
+                if had is not None:
+                    c += had
+                    if c * sizes[digit[0]] >= _LIMIT:
+                        raise _NotDigits
             high[digit] = c
         elif c < d and d % c == 0:
             s = d // c
@@ -268,11 +284,12 @@ def _split(form: dict[Digit, int], k: int, d: int, sizes: dict[int, int]) -> tup
                 most = b - 1
             if most < s:
                 top += c * most
-                had = low.get(digit)
-                if had is not None:
-                    c += had
-                    if c * sizes[v] >= _LIMIT:
-                        raise _NotDigits
+                if cut:  # (as above)
+                    had = low.get(digit)
+                    if had is not None:
+                        c += had
+                        if c * sizes[v] >= _LIMIT:
+                            raise _NotDigits
                 low[digit] = c
                 continue
             # c * x = d * (x floordiv s) + c * (x mod s), x = (v floordiv a) mod b, s | b.
@@ -486,17 +503,34 @@ def _form(e: Expr, sizes: dict[int, int], seen: dict) -> Form:
 def _expr(form: dict[Digit, int], k: int) -> Expr:
     """``Σ c * digit + k`` as _combine builds it: the digits are distinct non-zero
     summands, nothing to collect, so the sum is sorted and built at once."""
-    summands = []
+    # Each summand with its xla_order_key (.traversal), made as the node is: the key of
+    # ``((d floordiv a) mod b) * c`` from its numbers, without a memoised call per level.
+    keyed = []
     for (v, a, b), c in form.items():
         if type(v) is not int:
             raise _NotDigits  # the digit of a sum that did not line up
-        x = dim(v) if a == 1 else floordiv(dim(v), a)
+        x = dim(v)
+        key = (7, (0, v))
+        if a != 1:  # (the nodes the builders give for a divisor above 1, built directly)
+            x = FloorDiv(x, const(a))
+            key = (3, (key, (8, a)))
         if b is not None:
-            x = mod(x, b)
-        summands.append(x if c == 1 else Mul(x, const(c)))
-    if k != 0 or not summands:
-        summands.append(const(k))
-    if len(summands) == 1:
-        return summands[0]
-    summands.sort(key=xla_order_key)
+            if b > 1:
+                x = Mod(x, const(b))
+                key = (2, (key, (8, b)))
+            else:
+                x = mod(x, b)
+                key = xla_order_key(x)
+        if c != 1:
+            x = Mul(x, const(c))
+            key = (1, (key, (8, c)))
+        keyed.append((key, x))
+    if not keyed:
+        return const(k)
+    if len(keyed) == 1 and k == 0:
+        return keyed[0][1]
+    keyed.sort(key=_first)  # (distinct summands have distinct keys)
+    summands = [x for _, x in keyed]
+    if k != 0:
+        summands.append(const(k))  # a constant sorts after every other summand
     return Add(tuple(summands))
