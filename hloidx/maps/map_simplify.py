@@ -91,7 +91,7 @@ def _simplify_map(
     chained = None
     if (
         linear_index
-        and max((r.depth for r in indexing_map.results), default=0) >= _CHAIN_DEPTH
+        and _deepest(indexing_map.results) >= _CHAIN_DEPTH
         and is_unfinished(indexing_map.results)
     ):
         # A chain whose radices do not nest: composed over its linear index, without the
@@ -124,7 +124,10 @@ def _simplify_map(
     if current is not indexing_map:
         keep = _point_dims(current, options)  # (the constraints may have pinned a dimension)
     simplified = simplifier.simplify
-    results = tuple(r if keep and r in keep else simplified(r) for r in current.results)
+    if keep:
+        results = tuple(r if r in keep else simplified(r) for r in current.results)
+    else:  # (the usual map keeps no result: a list, without a generator's frame)
+        results = tuple([simplified(r) for r in current.results])
     if results != current.results:
         current = _with(current, results=results)
     if rules is not None:
@@ -241,9 +244,21 @@ def operations(expr: Expr) -> int:
 
 def operation_count(indexing_map: IndexingMap) -> int:
     """Operations in the results and the constraint expressions: what "longer" means."""
-    return sum(r.operations for r in indexing_map.results) + sum(
-        e.operations for e, _ in indexing_map.constraints
-    )
+    # (plain loops: generators cost a frame each, and this runs several times per map)
+    count = 0
+    for r in indexing_map.results:
+        count += r.operations
+    for e, _ in indexing_map.constraints:
+        count += e.operations
+    return count
+
+
+def _deepest(results: tuple[Expr, ...]) -> int:
+    depth = 0
+    for r in results:
+        if r.depth > depth:
+            depth = r.depth
+    return depth
 
 
 def _never_longer(given: IndexingMap, simplified: IndexingMap) -> IndexingMap:
