@@ -93,7 +93,10 @@ def through_linear_index(m: IndexingMap, keep: Collection[Var] = ()) -> Indexing
     linear = add(*(dim(k) * s for k, s in enumerate(strides) if sizes[k] > 1), 0)
     back = {dim(0): linear}
     results = tuple(
-        r if r in keep else replace_vars(f, back) for r, f in zip(m.results, composed, strict=True)
+        [
+            r if keep and r in keep else replace_vars(f, back)  # (most maps keep none)
+            for r, f in zip(m.results, composed, strict=True)
+        ]
     )
     return IndexingMap(results, m.dim_vars, (), (), ())
 
