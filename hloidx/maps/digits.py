@@ -506,6 +506,7 @@ def _expr(form: dict[Digit, int], k: int) -> Expr:
     # Each summand with its xla_order_key (.traversal), made as the node is: the key of
     # ``((d floordiv a) mod b) * c`` from its numbers, without a memoised call per level.
     keyed = []
+    zero = False  # a summand made zero by a mod 1 (no normal digit has one)
     for (v, a, b), c in form.items():
         if type(v) is not int:
             raise _NotDigits  # the digit of a sum that did not line up
@@ -518,9 +519,9 @@ def _expr(form: dict[Digit, int], k: int) -> Expr:
             if b > 1:
                 x = Mod(x, const(b))
                 key = (2, (key, (8, b)))
-            else:
+            else:  # (sorted by xla_order_key below, as before)
                 x = mod(x, b)
-                key = xla_order_key(x)
+                zero = True
         if c != 1:
             x = Mul(x, const(c))
             key = (1, (key, (8, c)))
@@ -529,6 +530,12 @@ def _expr(form: dict[Digit, int], k: int) -> Expr:
         return const(k)
     if len(keyed) == 1 and k == 0:
         return keyed[0][1]
+    if zero:
+        summands = [x for _, x in keyed]
+        if k != 0:
+            summands.append(const(k))
+        summands.sort(key=xla_order_key)
+        return Add(tuple(summands))
     keyed.sort(key=_first)  # (distinct summands have distinct keys)
     summands = [x for _, x in keyed]
     if k != 0:
