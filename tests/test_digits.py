@@ -11,7 +11,19 @@ import pytest
 from hloidx.hlo.reshape import linearized_reshape_map
 from hloidx.maps import map_simplify
 from hloidx.maps.digits import simplify_digits
-from hloidx.maps.expr import add, dim, floordiv, mod, mul, range_var
+from hloidx.maps.expr import (
+    Add,
+    FloorDiv,
+    Mod,
+    Mul,
+    add,
+    const,
+    dim,
+    floordiv,
+    mod,
+    mul,
+    range_var,
+)
 from hloidx.maps.indexing_map import IndexingMap, Variable, compose
 from hloidx.maps.interval import Interval
 from hloidx.maps.map_simplify import operation_count
@@ -177,7 +189,27 @@ def _hand_written() -> list[IndexingMap]:
     ]
 
 
-@pytest.mark.parametrize("m", _hand_written(), ids=str)
+def _split_twice() -> list[IndexingMap]:
+    """Sums whose quotient or remainder gets a digit twice: once from a digit that the
+    divisor cuts (``d0 * 2`` by 8 gives ``(d0 floordiv 4) * 1`` and ``(d0 mod 4) * 2``), once
+    as a summand of its own. The summands are in the order written (nodes built directly, not
+    sorted by the builders), since the order decides which of the two comes first."""
+    d0 = dim(0)
+    sums = [
+        # the quotient's digit twice: d0 * 2 cut by 8, then (d0 floordiv 4) * 8
+        (Add((Mul(d0, const(2)), Mul(FloorDiv(d0, const(4)), const(8)))), 8),
+        # the remainder's digit twice: d0 * 2 cut by 4, then d0 mod 2
+        (Add((Mul(d0, const(2)), Mod(d0, const(2)))), 4),
+    ]
+    maps = []
+    for total, d in sums:
+        for terms in (total.terms, total.terms[::-1]):
+            x = Add(terms)
+            maps.append(IndexingMap.build([FloorDiv(x, const(d)), Mod(x, const(d))], [16]))
+    return maps
+
+
+@pytest.mark.parametrize("m", _hand_written() + _split_twice(), ids=str)
 def test_hand_written_digit_sums(m: IndexingMap) -> None:
     clear_caches()
     got = simplify_digits(m)
