@@ -235,3 +235,31 @@ def test_chains_that_do_not_line_up(shapes: list[list[int]]) -> None:
     got = simplify_digits(m)
     assert got is not None
     _same_as_every_point_and_the_rules(m, got)
+
+
+def test_digit_sums_are_built_in_xla_summand_order() -> None:
+    # _expr writes each summand's sort key from its numbers rather than asking
+    # traversal.xla_order_key: the sum it builds must be the one that sorting by that key gives,
+    # for digits with and without a divisor, a modulus and a coefficient, and a constant.
+    from hloidx.maps.digits import _expr
+    from hloidx.maps.traversal import xla_order_key
+
+    rng = random.Random(31)
+    for _ in range(400):
+        form: dict = {}
+        for _ in range(rng.randint(1, 5)):
+            digit = (rng.randrange(4), rng.choice([1, 2, 3, 7, 12]), rng.choice([None, 2, 5, 9]))
+            form[digit] = rng.choice([1, 1, 2, 6, 35])
+        k = rng.choice([0, 0, 1, 17])
+        summands = []
+        for (v, a, b), c in form.items():
+            x = dim(v) if a == 1 else floordiv(dim(v), a)
+            if b is not None:
+                x = mod(x, b)
+            summands.append(x if c == 1 else mul(x, c))
+        if k:
+            summands.append(const(k))
+        expected = (
+            summands[0] if len(summands) == 1 else Add(tuple(sorted(summands, key=xla_order_key)))
+        )
+        assert _expr(form, k) == expected, (form, k)
