@@ -11,6 +11,8 @@ about six times as much, mostly in its generic lexer and parser loop).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .expr import (
     Add,
     BinaryExpr,
@@ -31,7 +33,7 @@ from .expr import (
     mod,
     mul,
 )
-from .indexing_map import Constraint, IndexingMap, Variable
+from .indexing_map import Constraint, IndexingMap, OpenVariable, Variable
 from .interval import INT64_MAX, INT64_MIN, Interval, make_interval
 from .nodes import _VAR_CACHE
 from .text_groups import fold_groups, group_name
@@ -74,10 +76,6 @@ _END = ""  # the token after the last one
 _MERGING = (Add, Mul)  # what ``mul`` rewrites when a constant multiplies it
 _new_binary = BinaryExpr.__new__  # without type.__call__, as the builders make nodes
 _new_object = object.__new__  # Variable and Interval without their dataclass initialisers
-_set_bounds = Variable.bounds.__set__  # type: ignore[attr-defined]
-_set_name = Variable.name.__set__  # type: ignore[attr-defined]
-_set_lower = Interval.lower.__set__  # type: ignore[attr-defined]
-_set_upper = Interval.upper.__set__  # type: ignore[attr-defined]
 _PADDING = [_END] * 6  # a group is filed under its first four tokens; an interval has six
 #: Texts at least this long (after the arrow) are folded into their distinct groups first
 #: (.text_groups); in shorter ones, the reader's own memo of runs costs less.
@@ -87,10 +85,61 @@ _SPACED_BRACKETS = [(mark, f" {mark} ") for mark in _PUNCTUATION if mark not in 
 _SPACED_ALL = [(mark, f" {mark} ") for mark in _PUNCTUATION]
 #: The names a variable has by default (a declared name equal to its default is kept as "").
 _DEFAULT_NAMES = tuple(tuple(f"{kind.prefix}{i}" for i in range(64)) for kind in VarKind)
+#: Declaration lists of up to _LISTED - 1 variables under their default names, as tokens up
+#: to the closing bracket (``d0 , d1 )``), with the variables they declare by name, and their
+#: names as the map keeps them (a default name is kept as ""): constant tables.
+_LISTED = 17
+_CLOSERS = (")", "]", "}")
+
+
+def _default_list(names: tuple[str, ...], close: str) -> list[str]:
+    tokens = [close]
+    for name in reversed(names):
+        tokens[:0] = [name, ","] if len(tokens) > 1 else [name]
+    return tokens
+
+
+_DEFAULT_LISTS = tuple(
+    tuple(_default_list(names[:count], close) for count in range(_LISTED))
+    for names, close in zip(_DEFAULT_NAMES, _CLOSERS, strict=True)
+)
+_DEFAULT_LEAVES = tuple(
+    tuple({names[i]: Var(kind, i) for i in range(count)} for count in range(_LISTED))
+    for names, kind in zip(_DEFAULT_NAMES, VarKind, strict=True)
+)
+_NO_NAMES = tuple(("",) * count for count in range(_LISTED))
+#: The small naturals by their digits (a constant table, not a cache): the bounds of an
+#: interval are read by one look-up each, which also tells that the token is plain digits.
+_NATURALS = {str(i): i for i in range(4096)}
+
+
+class _OpenInterval(Interval):
+    """An Interval being filled in: plain slot stores, then sealed by taking the class
+    Interval, whose frozen dataclass makes each store a call (see nodes._OpenBinary)."""
+
+    __slots__ = ()
+    __setattr__ = object.__setattr__  # both: they share one type slot
+    __delattr__ = object.__delattr__
 
 
 class _GiveUp(Exception):
     pass
+
+
+def _spaced_brackets(text: str) -> list[str]:
+    """``_tokens(text, _SPACED_BRACKETS)`` in one expression (a replace finding nothing gives
+    the text back after a scan in C, less than a loop's test costs)."""
+    return (
+        text.replace("(", " ( ")
+        .replace(")", " ) ")
+        .replace(",", " , ")
+        .replace("[", " [ ")
+        .replace("]", " ] ")
+        .replace("{", " { ")
+        .replace("}", " } ")
+        .replace(":", " : ")
+        .split()
+    )
 
 
 def _tokens(text: str, spacing: list[tuple[str, str]]) -> list[str]:
@@ -139,11 +188,23 @@ class _Reader:
         return False
 
     # -- declarations ---------------------------------------------------------------
-    def declare(self, close: str, kind: VarKind) -> list[str]:
+    def declare(self, close: str, kind: VarKind) -> Sequence[str]:
         tokens = self.tokens
         leaves = self.leaves
-        cache = _VAR_CACHE[kind]
         at = self.at
+        # The usual list, every variable under its default name (``d0, d1, d2``): recognised
+        # by one comparison of its tokens, and declared by one update.
+        end = tokens.index(close, at)
+        count = (end - at + 1) >> 1
+        if count < _LISTED:
+            listed = _DEFAULT_LISTS[kind]
+            if tokens[at : end + 1] == listed[count] and leaves.keys().isdisjoint(
+                _DEFAULT_LEAVES[kind][count]
+            ):
+                leaves.update(_DEFAULT_LEAVES[kind][count])
+                self.at = end + 1
+                return _NO_NAMES[count]
+        cache = _VAR_CACHE[kind]
         names: list[str] = []
         if tokens[at] == close:
             self.at = at + 1
@@ -250,6 +311,10 @@ class _Reader:
             return tree
         if token == "-":
             return mul(self.operand(), -1)
+        value = _NATURALS.get(token)
+        if value is not None:
+            leaf = self.leaves[token] = const(value)
+            return leaf
         if token.isdigit():
             if not token.isascii():
                 raise _GiveUp
@@ -301,41 +366,54 @@ class _Reader:
             filed.append((end - start, tokens[start:end], tree))
         return tree
 
-    def entry(self) -> tuple[Expr, Interval]:
-        """A domain entry: its expression (everything up to its ``in``) and its interval."""
+    def domain(self) -> list[tuple[Expr, Interval]]:
+        """The domain's entries, each its expression (everything up to its ``in``) and its
+        interval, up to the end or ``is_simplified`` (read by the caller); one loop for all
+        (a call per entry was most of what a domain cost)."""
         tokens = self.tokens
+        leaves = self.leaves
         at = self.at
-        expr = self.leaves.get(tokens[at]) if tokens[at + 1] == "in" else None
-        if expr is None:
-            expr = self.read_once(at, "in")
-            at = self.at
-        else:
-            at += 1  # a single name or number
-        # The usual interval, ``in [lower, upper]`` with two small naturals, read here.
-        keyword, bracket, lower, comma, upper, close = tokens[at : at + 6]
-        if (
-            keyword == "in"
-            and bracket == "["
-            and comma == ","
-            and close == "]"
-            and lower.isdigit()
-            and upper.isdigit()
-            and len(lower) < 19  # below 10**18: no range check needed
-            and len(upper) < 19
-        ):
-            # int() also reads other scripts' digits; the grammar has ASCII digits only
-            if not (lower + upper).isascii():
-                raise _GiveUp
-            self.at = at + 6
-            low, high = int(lower), int(upper)
-            if low <= high:  # make_interval's common case, without the call
-                interval = _new_object(Interval)
-                _set_lower(interval, low)
-                _set_upper(interval, high)
-                return expr, interval
-            return expr, Interval(low, high)
-        self.at = at
-        return expr, self.interval()
+        entries: list[tuple[Expr, Interval]] = []
+        while True:
+            expr = leaves.get(tokens[at]) if tokens[at + 1] == "in" else None
+            if expr is None:
+                expr = self.read_once(at, "in")
+                at = self.at
+            else:
+                at += 1  # a single name or number
+            # The usual interval, ``in [lower, upper]`` with two small naturals, read here:
+            # _NATURALS holds only ASCII digit strings, so a hit needs no further check.
+            keyword, bracket, lower, comma, upper, close = tokens[at : at + 6]
+            low = _NATURALS.get(lower)
+            high = _NATURALS.get(upper)
+            if (
+                low is not None
+                and high is not None
+                and low <= high  # make_interval's common case, without the call
+                and keyword == "in"
+                and bracket == "["
+                and comma == ","
+                and close == "]"
+            ):
+                at += 6
+                interval = _new_object(_OpenInterval)  # filled in, then sealed
+                interval.lower = low
+                interval.upper = high
+                interval.__class__ = Interval
+            else:
+                self.at = at
+                interval = self.interval()
+                at = self.at
+            entries.append((expr, interval))
+            token = tokens[at]
+            if token == ",":
+                at += 1
+                token = tokens[at]
+                if token == _END:
+                    raise _GiveUp  # a comma after the last entry
+            if token == _END or token == "is_simplified":
+                self.at = at
+                return entries
 
     def group_texts(self, count: int) -> None:
         """The ``count`` groups' texts (a long text's, .text_groups), each after a separator and
@@ -365,7 +443,7 @@ class _Reader:
         self.take(_SEPARATOR)
 
     def interval(self) -> Interval:
-        """``in [lower, upper]``, either bound negative or large (.entry reads the usual)."""
+        """``in [lower, upper]``, either bound negative or large (.domain reads the usual)."""
         tokens = self.tokens
         at = self.at
         if tokens[at] != "in" or tokens[at + 1] != "[":
@@ -426,7 +504,7 @@ def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingM
     # Printed maps write the operators with a blank either side: the brackets and commas are
     # spaced out first, and only a text that this does not read is cut again at its operators
     # (an operator glued to its neighbour is then part of a token that no rule accepts).
-    read = _read(_tokens(joined, _SPACED_BRACKETS), len(groups), default_bounds, max_depth)
+    read = _read(_spaced_brackets(joined), len(groups), default_bounds, max_depth)
     if read is None and any(mark in joined for mark in _OPERATORS):
         return _read(_tokens(joined, _SPACED_ALL), len(groups), default_bounds, max_depth)
     return read
@@ -439,45 +517,51 @@ def _read(
     tokens += _PADDING
     r = _Reader(tokens)
     try:
-        r.take("(")
-        names = [r.declare(")", VarKind.DIM), [], []]
-        if r.accept("["):
+        # (take and accept inlined: a map's fixed cost is much of what a small one costs)
+        if tokens[0] != "(":
+            raise _GiveUp
+        r.at = 1
+        names: list[Sequence[str]] = [r.declare(")", VarKind.DIM), (), ()]
+        if tokens[r.at] == "[":
+            r.at += 1
             names[1] = r.declare("]", VarKind.RANGE)
-        if r.accept("{"):
+        if tokens[r.at] == "{":
+            r.at += 1
             names[2] = r.declare("}", VarKind.RUNTIME)
         declared = list(r.leaves.values())  # the variables in order (no number is read yet)
-        r.group_texts(group_count)
-        r.take("(")
+        if group_count:
+            r.group_texts(group_count)
+        elif tokens[r.at] == _SEPARATOR:
+            r.at += 1
+        else:
+            raise _GiveUp
+        if tokens[r.at] != "(":
+            raise _GiveUp
+        r.at += 1
         results: list[Expr] = []
-        if not r.accept(")"):
+        if tokens[r.at] == ")":
+            r.at += 1
+        else:
             results.append(r.expr())
             while tokens[r.at] == ",":
                 r.at += 1
                 results.append(r.expr())
-            r.take(")")
-        entries: list[tuple[Expr, Interval]] | None = None
-        had_comma = r.accept(",")
-        token = tokens[r.at]
-        if token == "domain":
+            if tokens[r.at] != ")":
+                raise _GiveUp
             r.at += 1
-            r.take(":")
-            entries = []
-            while True:
-                entries.append(r.entry())
-                token = tokens[r.at]
-                if token == _END:
-                    break
-                comma = token == ","
-                if comma:
-                    r.at += 1
-                    token = tokens[r.at]
-                if token == "is_simplified":
-                    r.simplified_flag()
-                    break
-                if token == _END:
-                    if comma:
-                        raise _GiveUp
-                    break
+        entries: list[tuple[Expr, Interval]] | None = None
+        token = tokens[r.at]
+        had_comma = token == ","
+        if had_comma:
+            r.at += 1
+            token = tokens[r.at]
+        if token == "domain":
+            if tokens[r.at + 1] != ":":
+                raise _GiveUp
+            r.at += 2
+            entries = r.domain()
+            if tokens[r.at] == "is_simplified":
+                r.simplified_flag()
         elif token == "is_simplified":
             r.simplified_flag()
         elif had_comma:
@@ -514,9 +598,10 @@ def _assemble(
     for want, (expr, interval) in zip(declared, entries, strict=False):
         if expr is not want:
             return None
-        variable = _new_object(Variable)  # without the dataclass initialiser
-        _set_bounds(variable, interval)
-        _set_name(variable, names[want.kind][want.index])
+        variable = _new_object(OpenVariable)  # filled in, then sealed
+        variable.bounds = interval
+        variable.name = names[want.kind][want.index]
+        variable.__class__ = Variable
         variables[want.kind].append(variable)
     constraints: list[Constraint] = []
     tightens = False

@@ -56,6 +56,16 @@ class Variable:
         return Variable(Interval(0, size - 1), name)
 
 
+class OpenVariable(Variable):
+    """A Variable being filled in (by the fast map reader): plain slot stores, then sealed by
+    taking the class Variable, whose frozen dataclass makes each store a call (as
+    nodes._OpenBinary does for nodes)."""
+
+    __slots__ = ()
+    __setattr__ = object.__setattr__  # both: they share one type slot
+    __delattr__ = object.__delattr__
+
+
 Constraint = tuple[Expr, Interval]
 
 
