@@ -35,13 +35,21 @@ from .expr import (
 )
 from .indexing_map import Constraint, IndexingMap, OpenVariable, Variable
 from .interval import INT64_MAX, INT64_MIN, Interval, make_interval
+from .map_tokens import (
+    DEFAULT_LEAVES,
+    DEFAULT_LISTS,
+    DEFAULT_NAMES,
+    LISTED,
+    NATURALS,
+    NO_NAMES,
+    OPERATORS,
+    SPACED_ALL,
+    cut,
+    cut_at_brackets,
+)
 from .nodes import _VAR_CACHE
 from .text_groups import fold_groups, group_name
 
-# Tokens are cut by spacing out the punctuation and splitting on white space: a few passes
-# of str.replace and one str.split, each in C, cost a third of a regular-expression scan. Any
-# other character stays glued to its neighbours, and the token it makes matches no rule.
-_PUNCTUATION = "(),[]{}:+-*/%"
 #: Between the declarations, each group's text and the results (no map text holds it).
 _SEPARATOR = "#"
 _KEYWORDS = frozenset(
@@ -80,37 +88,6 @@ _PADDING = [_END] * 6  # a group is filed under its first four tokens; an interv
 #: Texts at least this long (after the arrow) are folded into their distinct groups first
 #: (.text_groups); in shorter ones, the reader's own memo of runs costs less.
 _FOLD_FROM = 2300
-_OPERATORS = "+-*/%"
-_SPACED_BRACKETS = [(mark, f" {mark} ") for mark in _PUNCTUATION if mark not in _OPERATORS]
-_SPACED_ALL = [(mark, f" {mark} ") for mark in _PUNCTUATION]
-#: The names a variable has by default (a declared name equal to its default is kept as "").
-_DEFAULT_NAMES = tuple(tuple(f"{kind.prefix}{i}" for i in range(64)) for kind in VarKind)
-#: Declaration lists of up to _LISTED - 1 variables under their default names, as tokens up
-#: to the closing bracket (``d0 , d1 )``), with the variables they declare by name, and their
-#: names as the map keeps them (a default name is kept as ""): constant tables.
-_LISTED = 17
-_CLOSERS = (")", "]", "}")
-
-
-def _default_list(names: tuple[str, ...], close: str) -> list[str]:
-    tokens = [close]
-    for name in reversed(names):
-        tokens[:0] = [name, ","] if len(tokens) > 1 else [name]
-    return tokens
-
-
-_DEFAULT_LISTS = tuple(
-    tuple(_default_list(names[:count], close) for count in range(_LISTED))
-    for names, close in zip(_DEFAULT_NAMES, _CLOSERS, strict=True)
-)
-_DEFAULT_LEAVES = tuple(
-    tuple({names[i]: Var(kind, i) for i in range(count)} for count in range(_LISTED))
-    for names, kind in zip(_DEFAULT_NAMES, VarKind, strict=True)
-)
-_NO_NAMES = tuple(("",) * count for count in range(_LISTED))
-#: The small naturals by their digits (a constant table, not a cache): the bounds of an
-#: interval are read by one look-up each, which also tells that the token is plain digits.
-_NATURALS = {str(i): i for i in range(4096)}
 
 
 class _OpenInterval(Interval):
@@ -124,29 +101,6 @@ class _OpenInterval(Interval):
 
 class _GiveUp(Exception):
     pass
-
-
-def _spaced_brackets(text: str) -> list[str]:
-    """``_tokens(text, _SPACED_BRACKETS)`` in one expression (a replace finding nothing gives
-    the text back after a scan in C, less than a loop's test costs)."""
-    return (
-        text.replace("(", " ( ")
-        .replace(")", " ) ")
-        .replace(",", " , ")
-        .replace("[", " [ ")
-        .replace("]", " ] ")
-        .replace("{", " { ")
-        .replace("}", " } ")
-        .replace(":", " : ")
-        .split()
-    )
-
-
-def _tokens(text: str, spacing: list[tuple[str, str]]) -> list[str]:
-    for mark, spaced in spacing:
-        if mark in text:  # a look for one character costs less than a replace finding none
-            text = text.replace(mark, spaced)
-    return text.split()
 
 
 def _is_name(token: str) -> bool:
@@ -196,14 +150,14 @@ class _Reader:
         # by one comparison of its tokens, and declared by one update.
         end = tokens.index(close, at)
         count = (end - at + 1) >> 1
-        if count < _LISTED:
-            listed = _DEFAULT_LISTS[kind]
+        if count < LISTED:
+            listed = DEFAULT_LISTS[kind]
             if tokens[at : end + 1] == listed[count] and leaves.keys().isdisjoint(
-                _DEFAULT_LEAVES[kind][count]
+                DEFAULT_LEAVES[kind][count]
             ):
-                leaves.update(_DEFAULT_LEAVES[kind][count])
+                leaves.update(DEFAULT_LEAVES[kind][count])
                 self.at = end + 1
-                return _NO_NAMES[count]
+                return NO_NAMES[count]
         cache = _VAR_CACHE[kind]
         names: list[str] = []
         if tokens[at] == close:
@@ -224,7 +178,7 @@ class _Reader:
             if token != ",":
                 raise _GiveUp
         self.at = at
-        defaults = _DEFAULT_NAMES[kind]
+        defaults = DEFAULT_NAMES[kind]
         if len(names) <= len(defaults):
             return ["" if n == d else n for n, d in zip(names, defaults, strict=False)]
         prefix = kind.prefix
@@ -311,7 +265,7 @@ class _Reader:
             return tree
         if token == "-":
             return mul(self.operand(), -1)
-        value = _NATURALS.get(token)
+        value = NATURALS.get(token)
         if value is not None:
             leaf = self.leaves[token] = const(value)
             return leaf
@@ -382,10 +336,10 @@ class _Reader:
             else:
                 at += 1  # a single name or number
             # The usual interval, ``in [lower, upper]`` with two small naturals, read here:
-            # _NATURALS holds only ASCII digit strings, so a hit needs no further check.
+            # NATURALS holds only ASCII digit strings, so a hit needs no further check.
             keyword, bracket, lower, comma, upper, close = tokens[at : at + 6]
-            low = _NATURALS.get(lower)
-            high = _NATURALS.get(upper)
+            low = NATURALS.get(lower)
+            high = NATURALS.get(upper)
             if (
                 low is not None
                 and high is not None
@@ -504,9 +458,9 @@ def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingM
     # Printed maps write the operators with a blank either side: the brackets and commas are
     # spaced out first, and only a text that this does not read is cut again at its operators
     # (an operator glued to its neighbour is then part of a token that no rule accepts).
-    read = _read(_spaced_brackets(joined), len(groups), default_bounds, max_depth)
-    if read is None and any(mark in joined for mark in _OPERATORS):
-        return _read(_tokens(joined, _SPACED_ALL), len(groups), default_bounds, max_depth)
+    read = _read(cut_at_brackets(joined), len(groups), default_bounds, max_depth)
+    if read is None and any(mark in joined for mark in OPERATORS):
+        return _read(cut(joined, SPACED_ALL), len(groups), default_bounds, max_depth)
     return read
 
 
