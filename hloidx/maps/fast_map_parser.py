@@ -44,6 +44,7 @@ from .map_tokens import (
     NO_NAMES,
     OPERATORS,
     SPACED_ALL,
+    UP_TO,
     cut,
     cut_at_brackets,
 )
@@ -336,24 +337,26 @@ class _Reader:
             else:
                 at += 1  # a single name or number
             # The usual interval, ``in [lower, upper]`` with two small naturals, read here:
-            # NATURALS holds only ASCII digit strings, so a hit needs no further check.
+            # [0, n] is taken from a table, others made; the tables hold only ASCII digit
+            # strings, so a hit needs no further check.
             keyword, bracket, lower, comma, upper, close = tokens[at : at + 6]
-            low = NATURALS.get(lower)
-            high = NATURALS.get(upper)
+            interval = UP_TO.get(upper) if lower == "0" else None
+            if interval is None:
+                low = NATURALS.get(lower)
+                high = NATURALS.get(upper)
+                if low is not None and high is not None and low <= high:
+                    interval = _new_object(_OpenInterval)  # filled in, then sealed
+                    interval.lower = low
+                    interval.upper = high
+                    interval.__class__ = Interval
             if (
-                low is not None
-                and high is not None
-                and low <= high  # make_interval's common case, without the call
+                interval is not None
                 and keyword == "in"
                 and bracket == "["
                 and comma == ","
                 and close == "]"
             ):
                 at += 6
-                interval = _new_object(_OpenInterval)  # filled in, then sealed
-                interval.lower = low
-                interval.upper = high
-                interval.__class__ = Interval
             else:
                 self.at = at
                 interval = self.interval()

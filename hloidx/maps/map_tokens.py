@@ -3,6 +3,7 @@ reads tokens by: default variable names and declaration lists, the small natural
 
 from __future__ import annotations
 
+from .interval import make_interval
 from .nodes import Var, VarKind
 
 # Tokens are cut by spacing out the punctuation and splitting on white space: a few passes
@@ -39,7 +40,10 @@ DEFAULT_LEAVES = tuple(
 NO_NAMES = tuple(("",) * count for count in range(LISTED))
 #: The small naturals by their digits (a constant table, not a cache): the bounds of an
 #: interval are read by one look-up each, which also tells that the token is plain digits.
-NATURALS = {str(i): i for i in range(4096)}
+NATURALS = dict(zip(map(str, range(4096)), range(4096)))
+#: The intervals [0, n] by the digits of n, for n below 1024: a domain's usual interval is one
+#: look-up (intervals are immutable values, so every map may hold the same one).
+UP_TO = {str(n): make_interval(0, n) for n in range(1024)}
 
 
 def cut_at_brackets(text: str) -> list[str]:
@@ -76,6 +80,7 @@ __all__ = [
     "OPERATORS",
     "SPACED_ALL",
     "SPACED_BRACKETS",
+    "UP_TO",
     "cut",
     "cut_at_brackets",
 ]
