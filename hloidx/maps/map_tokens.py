@@ -40,7 +40,7 @@ DEFAULT_LEAVES = tuple(
 NO_NAMES = tuple(("",) * count for count in range(LISTED))
 #: The small naturals by their digits (a constant table, not a cache): the bounds of an
 #: interval are read by one look-up each, which also tells that the token is plain digits.
-NATURALS = dict(zip(map(str, range(4096)), range(4096)))
+NATURALS = dict(zip(map(str, range(4096)), range(4096), strict=True))
 #: The intervals [0, n] by the digits of n, for n below 1024: a domain's usual interval is one
 #: look-up (intervals are immutable values, so every map may hold the same one).
 UP_TO = {str(n): make_interval(0, n) for n in range(1024)}
