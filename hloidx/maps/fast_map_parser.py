@@ -208,6 +208,9 @@ class _Reader:
             elif token == "(":
                 operand = self.read_once(at + 1, ")")
                 at = self.at + 1
+            elif token in NATURALS:  # a number read for the first time: a leaf from now on
+                operand = leaves[token] = const(NATURALS[token])
+                at += 1
             else:
                 self.at = at
                 operand = self.operand()
