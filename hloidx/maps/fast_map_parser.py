@@ -190,7 +190,7 @@ class _Reader:
         """A sum of products, folded left as the grammar's rules nest them.
 
         One loop for both precedence levels (a call per level per operand was most of the
-        reader's cost); only groups, unary minus, new numbers and min/max take a call (in a
+        reader's cost); only groups, unary minus, large numbers and min/max take a call (in a
         long text, .text_groups made every group a leaf, read once before the results).
         """
         tokens = self.tokens
@@ -198,8 +198,9 @@ class _Reader:
         at = self.at
         summands: list[Expr] = []
         subtract = False
-        product: Expr | None = None
-        build = direct = None  # the pending operator's builder and node class, once read
+        # the pending operator's builder and node class, once read (``product`` is set by the
+        # first operand: no operator is pending then)
+        build = direct = None
         while True:
             token = tokens[at]
             operand = leaves.get(token)  # a variable or a number seen before: no call
