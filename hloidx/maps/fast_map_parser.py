@@ -49,7 +49,7 @@ from .map_tokens import (
     cut_at_brackets,
 )
 from .nodes import _VAR_CACHE
-from .text_groups import fold_groups, group_name
+from .text_groups import GROUP_NAMES, fold_groups, group_name
 
 #: Between the declarations, each group's text and the results (no map text holds it).
 _SEPARATOR = "#"
@@ -393,7 +393,7 @@ class _Reader:
             end = self.at
             if tokens[end] != _SEPARATOR:
                 raise _GiveUp
-            leaves[group_name(index)] = tree
+            leaves[GROUP_NAMES[index] if index < 1024 else group_name(index)] = tree
             prefix = (tokens[start], tokens[start + 1], tokens[start + 2], tokens[start + 3])
             entry = (end - start, tokens[start:end], tree)
             runs = filed.get(prefix)
