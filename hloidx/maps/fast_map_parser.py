@@ -384,10 +384,11 @@ class _Reader:
         tokens = self.tokens
         leaves = self.leaves
         filed = self.groups
+        end = self.at  # the separator before the first group (each ends at the next one's)
+        if tokens[end] != _SEPARATOR:
+            raise _GiveUp
         for index in range(count):
-            start = self.at + 1
-            if tokens[start - 1] != _SEPARATOR:
-                raise _GiveUp
+            start = end + 1
             self.at = start
             tree = self.expr()
             end = self.at
@@ -395,13 +396,8 @@ class _Reader:
                 raise _GiveUp
             leaves[GROUP_NAMES[index] if index < 1024 else group_name(index)] = tree
             prefix = (tokens[start], tokens[start + 1], tokens[start + 2], tokens[start + 3])
-            entry = (end - start, tokens[start:end], tree)
-            runs = filed.get(prefix)
-            if runs is None:
-                filed[prefix] = [entry]
-            else:
-                runs.append(entry)
-        self.take(_SEPARATOR)
+            filed.setdefault(prefix, []).append((end - start, tokens[start:end], tree))
+        self.at = end + 1
 
     def interval(self) -> Interval:
         """``in [lower, upper]``, either bound negative or large (.domain reads the usual)."""

@@ -128,7 +128,13 @@ def fold_groups(text: str, start: int) -> tuple[list[str], str] | None:
                 next_close = find(")", at)
                 continue
         pieces.append(text[at:opening])
-        levels.append((opening, pieces, _is_group(text, opening, start)))
+        # _is_group's usual case first, without the call
+        is_group = (
+            text[opening - 1] == "("
+            or text[opening - 2 : opening] in _AFTER_OPERATORS
+            or _is_group(text, opening, start)
+        )
+        levels.append((opening, pieces, is_group))
         pieces = []
         at = opening + 1
         next_open = following
