@@ -318,11 +318,7 @@ class _Reader:
         if tokens[end] != closer:
             raise _GiveUp
         # Looked up again: reading the run may have filed others under the same prefix.
-        filed = self.groups.get(prefix)
-        if filed is None:
-            self.groups[prefix] = [(end - start, tokens[start:end], tree)]
-        else:
-            filed.append((end - start, tokens[start:end], tree))
+        self.groups.setdefault(prefix, []).append((end - start, tokens[start:end], tree))
         return tree
 
     def domain(self) -> list[tuple[Expr, Interval]]:
@@ -449,12 +445,13 @@ def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingM
         return None  # UNDEFINED, KNOWN EMPTY, () or something out of the ordinary
     start = arrow + 2
     groups: tuple[str, ...] | list[str] = ()
-    rest = text[start:]
-    if len(rest) >= _FOLD_FROM:
+    if len(text) - start >= _FOLD_FROM:
         folded = fold_groups(text, start)
         if folded is None:
             return None
         groups, rest = folded
+    else:
+        rest = text[start:]
     # The declarations, each group's text (the names of its inner groups are declared by
     # then), then the results and the domain, cut apart by separators.
     joined = f" {_SEPARATOR} ".join((text[:arrow], *groups, rest))

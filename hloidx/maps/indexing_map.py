@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from itertools import repeat
 
 from ..caches import memo
 from .expr import (
@@ -94,7 +95,7 @@ def _normalise_constraints(items: Iterable[Constraint]) -> tuple[tuple[Constrain
         else:
             if len(hashes) == count:
                 order = sorted(range(count), key=keys.__getitem__)
-                return tuple([items[i] for i in order]), empty
+                return tuple(map(items.__getitem__, order)), empty
     merged: dict[Expr, Interval] = {}
     for expr, interval in items:
         previous = merged.get(expr)
@@ -126,14 +127,7 @@ class IndexingMap:
         # Maps are built very often (every composition step): skip conversions that the
         # arguments do not need.
         results = self.results
-        if type(results) is tuple:
-            for r in results:
-                if not isinstance(r, Expr):
-                    results = None
-                    break
-        else:
-            results = None
-        if results is None:
+        if type(results) is not tuple or not all(map(isinstance, results, repeat(Expr))):
             object.__setattr__(self, "results", tuple(as_expr(r) for r in self.results))
         if type(self.dim_vars) is not tuple:
             object.__setattr__(self, "dim_vars", tuple(self.dim_vars))
