@@ -11,7 +11,6 @@ that module gives ``Expr`` its operators (which call them) and its text (.printe
 from __future__ import annotations
 
 from enum import IntEnum
-from operator import attrgetter
 from typing import Any
 
 from .interning import INTERNED, MAX_INTERNED, remember
@@ -94,10 +93,6 @@ _NO_MEMO = (None, None)
 
 #: The owner of a cached value true in every domain (a constant's form and interval).
 EVERY_DOMAIN = object()
-
-_hash_of = attrgetter("_hash")
-_operations_of = attrgetter("operations")
-_depth_of = attrgetter("depth")
 
 # Slot descriptors' setters bypass ``Expr.__setattr__`` (immutable to everyone else).
 _new = object.__new__
@@ -200,12 +195,18 @@ class Add(Expr):
         node = INTERNED.get(key)
         if node is not None:
             return node  # type: ignore[return-value]
-        # From the summands' cached hashes (no Python-level __hash__ call per summand), their
-        # counts and depths read in C; _start and remember inlined, as in BinaryExpr.
+        # From the summands' cached hashes (no Python-level __hash__ call per summand);
+        # _start and remember inlined, as in BinaryExpr.
+        operations = len(terms) - 1
+        deepest = 0
+        for t in terms:
+            operations += t.operations
+            if t.depth > deepest:
+                deepest = t.depth
         node = _new(_OpenAdd)  # filled in, then sealed (see _OpenBinary)
-        node._hash = hash((Add, *map(_hash_of, terms)))
-        node.operations = len(terms) - 1 + sum(map(_operations_of, terms))
-        node.depth = max(map(_depth_of, terms), default=0) + 1
+        node._hash = hash((Add, *[t._hash for t in terms]))
+        node.operations = operations
+        node.depth = deepest + 1
         node._range_memo = _NO_MEMO
         node._simplified_memo = _NO_MEMO
         node.order = None
