@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from itertools import repeat
 
 from ..caches import memo
 from .expr import (
@@ -127,7 +126,14 @@ class IndexingMap:
         # Maps are built very often (every composition step): skip conversions that the
         # arguments do not need.
         results = self.results
-        if type(results) is not tuple or not all(map(isinstance, results, repeat(Expr))):
+        if type(results) is tuple:
+            for r in results:
+                if not isinstance(r, Expr):
+                    results = None
+                    break
+        else:
+            results = None
+        if results is None:
             object.__setattr__(self, "results", tuple(as_expr(r) for r in self.results))
         if type(self.dim_vars) is not tuple:
             object.__setattr__(self, "dim_vars", tuple(self.dim_vars))
