@@ -12,7 +12,7 @@ from lark import UnexpectedInput
 
 from hloidx.errors import HloidxError
 from hloidx.maps import fast_map_parser as fmp
-from hloidx.maps import syntax
+from hloidx.maps import map_tokens, syntax
 from hloidx.maps.expr import Add, FloorDiv, const, dim
 from hloidx.maps.fast_map_parser import fast_parse
 from hloidx.maps.indexing_map import IndexingMap, Variable
@@ -80,7 +80,7 @@ def test_operators_glued_to_their_operands_are_read_too(m, spelling: str, mark: 
     assert _agree(squeezed) or _both_ways(text) == [None, None], squeezed
     # Without the second cut, a glued operator is part of a token that no rule accepts (or
     # stands alone, between brackets): the reader gives up or reads the same map.
-    with mock.patch.object(fmp, "_SPACED_ALL", fmp._SPACED_BRACKETS):
+    with mock.patch.object(fmp, "SPACED_ALL", map_tokens.SPACED_BRACKETS):
         _agree_or_give_up(squeezed)
 
 

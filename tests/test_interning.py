@@ -29,7 +29,9 @@ from hloidx.maps.expr import (
     floordiv,
     mod,
     range_var,
+    sort_key,
 )
+from hloidx.maps.indexing_map import Variable
 from hloidx.maps.interning import adopt, clear_interned
 from hloidx.maps.interval import Interval
 from hloidx.maps.range_eval import RangeEvaluator
@@ -96,6 +98,58 @@ def test_nodes_are_immutable():
         del e.lhs
     with pytest.raises(AttributeError):
         d0.index = 3
+
+
+def test_nodes_variables_and_intervals_of_a_parsed_map_are_sealed():
+    """New nodes, and the fast reader's variables and intervals, are filled in as open twins
+    of their classes and then take their own class: none may stay open (assignable)."""
+    m = parse_map(
+        "(d0, th_x)[s0] -> ((d0 * 4 + s0) floordiv 3, (d0 * 4 + s0) mod 3 + th_x), "
+        "domain: d0 in [0, 5], th_x in [0, 127], s0 in [2, 3], (d0 * 4 + s0) mod 3 in [0, 1]"
+    )
+    public = {Add, Mul, FloorDiv, CeilDiv, Mod, Const, Var}
+    stack = [*m.results, *(e for e, _ in m.constraints)]
+    while stack:
+        node = stack.pop()
+        assert type(node) in public
+        with pytest.raises(AttributeError):
+            node.depth = 0
+        stack.extend(children(node))
+    for variable in (*m.dim_vars, *m.range_vars):
+        assert type(variable) is Variable
+        assert type(variable.bounds) is Interval
+        with pytest.raises(AttributeError):
+            variable.name = "x"
+        with pytest.raises(AttributeError):
+            variable.bounds.lower = 1
+
+
+def _fresh_sort_key(e: Expr) -> tuple:
+    """The order sort_key documents, walked afresh (nothing read from the nodes)."""
+    if type(e) is Var:
+        return (0, int(e.kind), e.index)
+    if type(e) is Const:
+        return (9, e.value)
+    if type(e) is Add:
+        return (3, *map(_fresh_sort_key, e.terms))
+    if type(e) is Mul and type(e.rhs) is Const:
+        return (1, _fresh_sort_key(e.lhs), e.rhs.value)
+    rank = ("Mul", "FloorDiv", "CeilDiv", "Mod", "Min", "Max").index(type(e).__name__)
+    return (2, rank, _fresh_sort_key(e.lhs), _fresh_sort_key(e.rhs))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(expressions(2, 1, 1, max_depth=3), min_size=1, max_size=4))
+def test_sort_keys_kept_on_nodes_are_their_own(es):
+    """A node keeps its sort key once asked: asked again, and after the table was cleared and
+    the tree rebuilt (a new node), the key is the tree's own."""
+    for e in es:
+        assert sort_key(e) == _fresh_sort_key(e)
+        assert sort_key(e) is sort_key(e)  # kept
+    clear_interned()
+    for e in es:
+        twin = _rebuild(e)
+        assert sort_key(twin) == _fresh_sort_key(e)
 
 
 @settings(max_examples=100, deadline=None)

@@ -11,6 +11,8 @@ about six times as much, mostly in its generic lexer and parser loop).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .expr import (
     Add,
     BinaryExpr,
@@ -31,15 +33,24 @@ from .expr import (
     mod,
     mul,
 )
-from .indexing_map import Constraint, IndexingMap, Variable
+from .indexing_map import Constraint, IndexingMap, OpenVariable, Variable
 from .interval import INT64_MAX, INT64_MIN, Interval, make_interval
+from .map_tokens import (
+    DEFAULT_LEAVES,
+    DEFAULT_LISTS,
+    DEFAULT_NAMES,
+    LISTED,
+    NATURALS,
+    NO_NAMES,
+    OPERATORS,
+    SPACED_ALL,
+    UP_TO,
+    cut,
+    cut_at_brackets,
+)
 from .nodes import _VAR_CACHE
-from .text_groups import fold_groups, group_name
+from .text_groups import GROUP_NAMES, fold_groups, group_name
 
-# Tokens are cut by spacing out the punctuation and splitting on white space: a few passes
-# of str.replace and one str.split, each in C, cost a third of a regular-expression scan. Any
-# other character stays glued to its neighbours, and the token it makes matches no rule.
-_PUNCTUATION = "(),[]{}:+-*/%"
 #: Between the declarations, each group's text and the results (no map text holds it).
 _SEPARATOR = "#"
 _KEYWORDS = frozenset(
@@ -74,30 +85,23 @@ _END = ""  # the token after the last one
 _MERGING = (Add, Mul)  # what ``mul`` rewrites when a constant multiplies it
 _new_binary = BinaryExpr.__new__  # without type.__call__, as the builders make nodes
 _new_object = object.__new__  # Variable and Interval without their dataclass initialisers
-_set_bounds = Variable.bounds.__set__  # type: ignore[attr-defined]
-_set_name = Variable.name.__set__  # type: ignore[attr-defined]
-_set_lower = Interval.lower.__set__  # type: ignore[attr-defined]
-_set_upper = Interval.upper.__set__  # type: ignore[attr-defined]
 _PADDING = [_END] * 6  # a group is filed under its first four tokens; an interval has six
 #: Texts at least this long (after the arrow) are folded into their distinct groups first
 #: (.text_groups); in shorter ones, the reader's own memo of runs costs less.
 _FOLD_FROM = 2300
-_OPERATORS = "+-*/%"
-_SPACED_BRACKETS = [(mark, f" {mark} ") for mark in _PUNCTUATION if mark not in _OPERATORS]
-_SPACED_ALL = [(mark, f" {mark} ") for mark in _PUNCTUATION]
-#: The names a variable has by default (a declared name equal to its default is kept as "").
-_DEFAULT_NAMES = tuple(tuple(f"{kind.prefix}{i}" for i in range(64)) for kind in VarKind)
+
+
+class _OpenInterval(Interval):
+    """An Interval being filled in: plain slot stores, then sealed by taking the class
+    Interval, whose frozen dataclass makes each store a call (see nodes._OpenBinary)."""
+
+    __slots__ = ()
+    __setattr__ = object.__setattr__  # both: they share one type slot
+    __delattr__ = object.__delattr__
 
 
 class _GiveUp(Exception):
     pass
-
-
-def _tokens(text: str, spacing: list[tuple[str, str]]) -> list[str]:
-    for mark, spaced in spacing:
-        if mark in text:  # a look for one character costs less than a replace finding none
-            text = text.replace(mark, spaced)
-    return text.split()
 
 
 def _is_name(token: str) -> bool:
@@ -139,11 +143,23 @@ class _Reader:
         return False
 
     # -- declarations ---------------------------------------------------------------
-    def declare(self, close: str, kind: VarKind) -> list[str]:
+    def declare(self, close: str, kind: VarKind) -> Sequence[str]:
         tokens = self.tokens
         leaves = self.leaves
-        cache = _VAR_CACHE[kind]
         at = self.at
+        # The usual list, every variable under its default name (``d0, d1, d2``): recognised
+        # by one comparison of its tokens, and declared by one update.
+        end = tokens.index(close, at)
+        count = (end - at + 1) >> 1
+        if count < LISTED:
+            listed = DEFAULT_LISTS[kind]
+            if tokens[at : end + 1] == listed[count] and leaves.keys().isdisjoint(
+                DEFAULT_LEAVES[kind][count]
+            ):
+                leaves.update(DEFAULT_LEAVES[kind][count])
+                self.at = end + 1
+                return NO_NAMES[count]
+        cache = _VAR_CACHE[kind]
         names: list[str] = []
         if tokens[at] == close:
             self.at = at + 1
@@ -163,7 +179,7 @@ class _Reader:
             if token != ",":
                 raise _GiveUp
         self.at = at
-        defaults = _DEFAULT_NAMES[kind]
+        defaults = DEFAULT_NAMES[kind]
         if len(names) <= len(defaults):
             return ["" if n == d else n for n, d in zip(names, defaults, strict=False)]
         prefix = kind.prefix
@@ -174,7 +190,7 @@ class _Reader:
         """A sum of products, folded left as the grammar's rules nest them.
 
         One loop for both precedence levels (a call per level per operand was most of the
-        reader's cost); only groups, unary minus, new numbers and min/max take a call (in a
+        reader's cost); only groups, unary minus, large numbers and min/max take a call (in a
         long text, .text_groups made every group a leaf, read once before the results).
         """
         tokens = self.tokens
@@ -182,8 +198,9 @@ class _Reader:
         at = self.at
         summands: list[Expr] = []
         subtract = False
-        product: Expr | None = None
-        build = direct = None  # the pending operator's builder and node class, once read
+        # the pending operator's builder and node class, once read (``product`` is set by the
+        # first operand: no operator is pending then)
+        build = direct = None
         while True:
             token = tokens[at]
             operand = leaves.get(token)  # a variable or a number seen before: no call
@@ -192,6 +209,9 @@ class _Reader:
             elif token == "(":
                 operand = self.read_once(at + 1, ")")
                 at = self.at + 1
+            elif token in NATURALS:  # a number read for the first time: a leaf from now on
+                operand = leaves[token] = const(NATURALS[token])
+                at += 1
             else:
                 self.at = at
                 operand = self.operand()
@@ -250,6 +270,10 @@ class _Reader:
             return tree
         if token == "-":
             return mul(self.operand(), -1)
+        value = NATURALS.get(token)
+        if value is not None:
+            leaf = self.leaves[token] = const(value)
+            return leaf
         if token.isdigit():
             if not token.isascii():
                 raise _GiveUp
@@ -294,48 +318,59 @@ class _Reader:
         if tokens[end] != closer:
             raise _GiveUp
         # Looked up again: reading the run may have filed others under the same prefix.
-        filed = self.groups.get(prefix)
-        if filed is None:
-            self.groups[prefix] = [(end - start, tokens[start:end], tree)]
-        else:
-            filed.append((end - start, tokens[start:end], tree))
+        self.groups.setdefault(prefix, []).append((end - start, tokens[start:end], tree))
         return tree
 
-    def entry(self) -> tuple[Expr, Interval]:
-        """A domain entry: its expression (everything up to its ``in``) and its interval."""
+    def domain(self) -> list[tuple[Expr, Interval]]:
+        """The domain's entries, each its expression (everything up to its ``in``) and its
+        interval, up to the end or ``is_simplified`` (read by the caller); one loop for all
+        (a call per entry was most of what a domain cost)."""
         tokens = self.tokens
+        leaves = self.leaves
         at = self.at
-        expr = self.leaves.get(tokens[at]) if tokens[at + 1] == "in" else None
-        if expr is None:
-            expr = self.read_once(at, "in")
-            at = self.at
-        else:
-            at += 1  # a single name or number
-        # The usual interval, ``in [lower, upper]`` with two small naturals, read here.
-        keyword, bracket, lower, comma, upper, close = tokens[at : at + 6]
-        if (
-            keyword == "in"
-            and bracket == "["
-            and comma == ","
-            and close == "]"
-            and lower.isdigit()
-            and upper.isdigit()
-            and len(lower) < 19  # below 10**18: no range check needed
-            and len(upper) < 19
-        ):
-            # int() also reads other scripts' digits; the grammar has ASCII digits only
-            if not (lower + upper).isascii():
-                raise _GiveUp
-            self.at = at + 6
-            low, high = int(lower), int(upper)
-            if low <= high:  # make_interval's common case, without the call
-                interval = _new_object(Interval)
-                _set_lower(interval, low)
-                _set_upper(interval, high)
-                return expr, interval
-            return expr, Interval(low, high)
-        self.at = at
-        return expr, self.interval()
+        entries: list[tuple[Expr, Interval]] = []
+        while True:
+            expr = leaves.get(tokens[at]) if tokens[at + 1] == "in" else None
+            if expr is None:
+                expr = self.read_once(at, "in")
+                at = self.at
+            else:
+                at += 1  # a single name or number
+            # The usual interval, ``in [lower, upper]`` with two small naturals, read here:
+            # [0, n] is taken from a table, others made; the tables hold only ASCII digit
+            # strings, so a hit needs no further check.
+            keyword, bracket, lower, comma, upper, close = tokens[at : at + 6]
+            interval = UP_TO.get(upper) if lower == "0" else None
+            if interval is None:
+                low = NATURALS.get(lower)
+                high = NATURALS.get(upper)
+                if low is not None and high is not None and low <= high:
+                    interval = _new_object(_OpenInterval)  # filled in, then sealed
+                    interval.lower = low
+                    interval.upper = high
+                    interval.__class__ = Interval
+            if (
+                interval is not None
+                and keyword == "in"
+                and bracket == "["
+                and comma == ","
+                and close == "]"
+            ):
+                at += 6
+            else:
+                self.at = at
+                interval = self.interval()
+                at = self.at
+            entries.append((expr, interval))
+            token = tokens[at]
+            if token == ",":
+                at += 1
+                token = tokens[at]
+                if token == _END:
+                    raise _GiveUp  # a comma after the last entry
+            if token == _END or token == "is_simplified":
+                self.at = at
+                return entries
 
     def group_texts(self, count: int) -> None:
         """The ``count`` groups' texts (a long text's, .text_groups), each after a separator and
@@ -345,27 +380,23 @@ class _Reader:
         tokens = self.tokens
         leaves = self.leaves
         filed = self.groups
+        end = self.at  # the separator before the first group (each ends at the next one's)
+        if tokens[end] != _SEPARATOR:
+            raise _GiveUp
         for index in range(count):
-            start = self.at + 1
-            if tokens[start - 1] != _SEPARATOR:
-                raise _GiveUp
+            start = end + 1
             self.at = start
             tree = self.expr()
             end = self.at
             if tokens[end] != _SEPARATOR:
                 raise _GiveUp
-            leaves[group_name(index)] = tree
+            leaves[GROUP_NAMES[index] if index < 1024 else group_name(index)] = tree
             prefix = (tokens[start], tokens[start + 1], tokens[start + 2], tokens[start + 3])
-            entry = (end - start, tokens[start:end], tree)
-            runs = filed.get(prefix)
-            if runs is None:
-                filed[prefix] = [entry]
-            else:
-                runs.append(entry)
-        self.take(_SEPARATOR)
+            filed.setdefault(prefix, []).append((end - start, tokens[start:end], tree))
+        self.at = end + 1
 
     def interval(self) -> Interval:
-        """``in [lower, upper]``, either bound negative or large (.entry reads the usual)."""
+        """``in [lower, upper]``, either bound negative or large (.domain reads the usual)."""
         tokens = self.tokens
         at = self.at
         if tokens[at] != "in" or tokens[at + 1] != "[":
@@ -414,21 +445,22 @@ def fast_parse(text: str, default_bounds: Interval, max_depth: int) -> IndexingM
         return None  # UNDEFINED, KNOWN EMPTY, () or something out of the ordinary
     start = arrow + 2
     groups: tuple[str, ...] | list[str] = ()
-    rest = text[start:]
-    if len(rest) >= _FOLD_FROM:
+    if len(text) - start >= _FOLD_FROM:
         folded = fold_groups(text, start)
         if folded is None:
             return None
         groups, rest = folded
+    else:
+        rest = text[start:]
     # The declarations, each group's text (the names of its inner groups are declared by
     # then), then the results and the domain, cut apart by separators.
     joined = f" {_SEPARATOR} ".join((text[:arrow], *groups, rest))
     # Printed maps write the operators with a blank either side: the brackets and commas are
     # spaced out first, and only a text that this does not read is cut again at its operators
     # (an operator glued to its neighbour is then part of a token that no rule accepts).
-    read = _read(_tokens(joined, _SPACED_BRACKETS), len(groups), default_bounds, max_depth)
-    if read is None and any(mark in joined for mark in _OPERATORS):
-        return _read(_tokens(joined, _SPACED_ALL), len(groups), default_bounds, max_depth)
+    read = _read(cut_at_brackets(joined), len(groups), default_bounds, max_depth)
+    if read is None and any(mark in joined for mark in OPERATORS):
+        return _read(cut(joined, SPACED_ALL), len(groups), default_bounds, max_depth)
     return read
 
 
@@ -439,45 +471,51 @@ def _read(
     tokens += _PADDING
     r = _Reader(tokens)
     try:
-        r.take("(")
-        names = [r.declare(")", VarKind.DIM), [], []]
-        if r.accept("["):
+        # (take and accept inlined: a map's fixed cost is much of what a small one costs)
+        if tokens[0] != "(":
+            raise _GiveUp
+        r.at = 1
+        names: list[Sequence[str]] = [r.declare(")", VarKind.DIM), (), ()]
+        if tokens[r.at] == "[":
+            r.at += 1
             names[1] = r.declare("]", VarKind.RANGE)
-        if r.accept("{"):
+        if tokens[r.at] == "{":
+            r.at += 1
             names[2] = r.declare("}", VarKind.RUNTIME)
         declared = list(r.leaves.values())  # the variables in order (no number is read yet)
-        r.group_texts(group_count)
-        r.take("(")
+        if group_count:
+            r.group_texts(group_count)
+        elif tokens[r.at] == _SEPARATOR:
+            r.at += 1
+        else:
+            raise _GiveUp
+        if tokens[r.at] != "(":
+            raise _GiveUp
+        r.at += 1
         results: list[Expr] = []
-        if not r.accept(")"):
+        if tokens[r.at] == ")":
+            r.at += 1
+        else:
             results.append(r.expr())
             while tokens[r.at] == ",":
                 r.at += 1
                 results.append(r.expr())
-            r.take(")")
-        entries: list[tuple[Expr, Interval]] | None = None
-        had_comma = r.accept(",")
-        token = tokens[r.at]
-        if token == "domain":
+            if tokens[r.at] != ")":
+                raise _GiveUp
             r.at += 1
-            r.take(":")
-            entries = []
-            while True:
-                entries.append(r.entry())
-                token = tokens[r.at]
-                if token == _END:
-                    break
-                comma = token == ","
-                if comma:
-                    r.at += 1
-                    token = tokens[r.at]
-                if token == "is_simplified":
-                    r.simplified_flag()
-                    break
-                if token == _END:
-                    if comma:
-                        raise _GiveUp
-                    break
+        entries: list[tuple[Expr, Interval]] | None = None
+        token = tokens[r.at]
+        had_comma = token == ","
+        if had_comma:
+            r.at += 1
+            token = tokens[r.at]
+        if token == "domain":
+            if tokens[r.at + 1] != ":":
+                raise _GiveUp
+            r.at += 2
+            entries = r.domain()
+            if tokens[r.at] == "is_simplified":
+                r.simplified_flag()
         elif token == "is_simplified":
             r.simplified_flag()
         elif had_comma:
@@ -514,9 +552,10 @@ def _assemble(
     for want, (expr, interval) in zip(declared, entries, strict=False):
         if expr is not want:
             return None
-        variable = _new_object(Variable)  # without the dataclass initialiser
-        _set_bounds(variable, interval)
-        _set_name(variable, names[want.kind][want.index])
+        variable = _new_object(OpenVariable)  # filled in, then sealed
+        variable.bounds = interval
+        variable.name = names[want.kind][want.index]
+        variable.__class__ = Variable
         variables[want.kind].append(variable)
     constraints: list[Constraint] = []
     tightens = False

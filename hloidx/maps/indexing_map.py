@@ -56,28 +56,45 @@ class Variable:
         return Variable(Interval(0, size - 1), name)
 
 
+class OpenVariable(Variable):
+    """A Variable being filled in (by the fast map reader): plain slot stores, then sealed by
+    taking the class Variable, whose frozen dataclass makes each store a call (as
+    nodes._OpenBinary does for nodes)."""
+
+    __slots__ = ()
+    __setattr__ = object.__setattr__  # both: they share one type slot
+    __delattr__ = object.__delattr__
+
+
 Constraint = tuple[Expr, Interval]
 
 
 def _normalise_constraints(items: Iterable[Constraint]) -> tuple[tuple[Constraint, ...], bool]:
     if type(items) is not tuple:
         items = tuple(items)
-    if len(items) > 1 and len({e._hash for e, _ in items}) == len(items):
+    count = len(items)
+    if count > 1:
         # The usual case: no two constraints on one expression (equal expressions have equal
-        # hashes), so nothing merges: the pairs sorted as below, without a dict of the
-        # expressions (whose hash is a Python-level call).
+        # hashes), so nothing merges: the pairs sorted by their expressions' keys, without a
+        # dict of the expressions (whose hash is a Python-level call). One pass checks the
+        # pairs, collects the hashes and the keys (a key kept on its node without a call) and
+        # finds an empty interval.
+        hashes = set()
         keys = []
         empty = False
         for pair in items:
             if type(pair) is not tuple:
                 break
-            keys.append(sort_key(pair[0]))
+            expr = pair[0]
+            hashes.add(expr._hash)
+            keys.append(expr.order or sort_key(expr))
             interval = pair[1]
             if interval.lower > interval.upper:
                 empty = True
         else:
-            order = sorted(range(len(items)), key=keys.__getitem__)
-            return tuple([items[i] for i in order]), empty
+            if len(hashes) == count:
+                order = sorted(range(count), key=keys.__getitem__)
+                return tuple(map(items.__getitem__, order)), empty
     merged: dict[Expr, Interval] = {}
     for expr, interval in items:
         previous = merged.get(expr)

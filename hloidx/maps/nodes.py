@@ -35,7 +35,9 @@ class Expr:
     # ``operations``: binary operations in the tree (k summands: k - 1); ``depth``: its levels.
     # ``_range_memo``, ``_simplified_memo``: caches, ``(owner, value)`` for the one evaluator
     # or simplifier that last asked (see range_eval, simplify); None: the node itself.
-    __slots__ = ("_hash", "_range_memo", "_simplified_memo", "depth", "operations")
+    # ``order``: the node's sort key (traversal.sort_key), like the hash a function of the tree
+    # alone: a leaf's is made with it, a compound node's when first asked (None until then).
+    __slots__ = ("_hash", "_range_memo", "_simplified_memo", "depth", "operations", "order")
 
     # -- identity ---------------------------------------------------------
     def _key(self) -> tuple[Any, ...]:
@@ -99,6 +101,7 @@ _set_range_memo = Expr._range_memo.__set__  # type: ignore[attr-defined]
 _set_simplified_memo = Expr._simplified_memo.__set__  # type: ignore[attr-defined]
 _set_operations = Expr.operations.__set__  # type: ignore[attr-defined]
 _set_depth = Expr.depth.__set__  # type: ignore[attr-defined]
+_set_order = Expr.order.__set__  # type: ignore[attr-defined]
 
 
 def _start(cls: type, key_hash: int, operations: int, depth: int = 1) -> Any:
@@ -118,8 +121,7 @@ _VAR_CACHE: tuple[dict[int, Var], dict[int, Var], dict[int, Var]] = ({}, {}, {})
 
 
 class Const(Expr):
-    # ``order``: the node's sort key (traversal.sort_key), made with it: leaves live for good.
-    __slots__ = ("order", "value")
+    __slots__ = ("value",)
 
     def __new__(cls, value: int) -> Const:
         if type(value) is not int:
@@ -134,7 +136,7 @@ class Const(Expr):
                 return node  # type: ignore[return-value]
         node = _start(cls, hash(("Const", (value,))), 0)
         _set_value(node, value)
-        _set_const_order(node, (9, value))
+        _set_order(node, (9, value))
         _set_simplified_memo(node, (EVERY_DOMAIN, None))  # None: itself
         if small:
             _CONST_CACHE[value] = node
@@ -159,7 +161,7 @@ class Const(Expr):
 class Var(Expr):
     """Variable ``index`` of kind ``kind``: ``d<i>``, ``s<i>`` (range) or ``rt<i>`` (runtime)."""
 
-    __slots__ = ("index", "kind", "order")  # ``order`` as for Const
+    __slots__ = ("index", "kind")
 
     def __new__(cls, kind: VarKind, index: int) -> Var:
         # One object per variable: building maps asks for the same few variables constantly,
@@ -172,7 +174,7 @@ class Var(Expr):
         node = _start(cls, hash(("Var", (int(kind), index))), 0)
         _set_kind(node, kind)
         _set_index(node, index)
-        _set_var_order(node, (0, int(kind), index))
+        _set_order(node, (0, int(kind), index))
         if type(index) is int and 0 <= index < 4096:
             cache[index] = node
         return node
@@ -201,13 +203,15 @@ class Add(Expr):
             operations += t.operations
             if t.depth > deepest:
                 deepest = t.depth
-        node = _new(cls)
-        _set_hash(node, hash((Add, *[t._hash for t in terms])))
-        _set_operations(node, operations)
-        _set_depth(node, deepest + 1)
-        _set_range_memo(node, _NO_MEMO)
-        _set_simplified_memo(node, _NO_MEMO)
-        _set_terms(node, terms)
+        node = _new(_OpenAdd)  # filled in, then sealed (see _OpenBinary)
+        node._hash = hash((Add, *[t._hash for t in terms]))
+        node.operations = operations
+        node.depth = deepest + 1
+        node._range_memo = _NO_MEMO
+        node._simplified_memo = _NO_MEMO
+        node.order = None
+        node.terms = terms
+        node.__class__ = Add
         if len(INTERNED) >= MAX_INTERNED:
             INTERNED.clear()
         INTERNED[key] = node
@@ -237,18 +241,21 @@ class BinaryExpr(Expr):
         node = INTERNED.get(key)
         if node is not None:
             return node  # type: ignore[return-value]
-        # The hottest constructor: _start and remember inlined.
-        node = _new(cls)
-        _set_hash(node, hash((cls, lhs._hash, rhs._hash)))
+        # The hottest constructor: _start and remember inlined, the node filled in as an
+        # _OpenBinary and then sealed.
+        node = _new(_OpenBinary)
+        node._hash = hash((cls, lhs._hash, rhs._hash))
         operations = 1 + lhs.operations + rhs.operations
         if type(lhs) is Mul and cls._negative_divisor and _is_negation(lhs, rhs):
             operations -= 1  # ``(-x) floordiv c`` is written ``x floordiv -c`` (as XLA keeps it)
-        _set_operations(node, operations)
-        _set_depth(node, 1 + (lhs.depth if lhs.depth > rhs.depth else rhs.depth))
-        _set_range_memo(node, _NO_MEMO)
-        _set_simplified_memo(node, _NO_MEMO)
-        _set_lhs(node, lhs)
-        _set_rhs(node, rhs)
+        node.operations = operations
+        node.depth = 1 + (lhs.depth if lhs.depth > rhs.depth else rhs.depth)
+        node._range_memo = _NO_MEMO
+        node._simplified_memo = _NO_MEMO
+        node.order = None
+        node.lhs = lhs
+        node.rhs = rhs
+        node.__class__ = cls
         if len(INTERNED) >= MAX_INTERNED:
             INTERNED.clear()
         INTERNED[key] = node
@@ -269,14 +276,26 @@ class BinaryExpr(Expr):
         return a is b or a == b
 
 
+# A new node is filled in as an instance of an open twin of its class, which assigns its slots
+# as any object does, and then sealed by taking its own class (same slots, so Python allows the
+# switch). Expr forbids assignment by overriding __setattr__, and so every slot assignment of
+# a sealed class is a call of a slot wrapper (a tenth of a microsecond here, seven per node);
+# an open twin's assignments are plain attribute stores, specialised by the interpreter.
+class _OpenAdd(Add):
+    __slots__ = ()
+    __setattr__ = object.__setattr__  # both: they share one type slot
+    __delattr__ = object.__delattr__
+
+
+class _OpenBinary(BinaryExpr):
+    __slots__ = ()
+    __setattr__ = object.__setattr__
+    __delattr__ = object.__delattr__
+
+
 _set_value = Const.value.__set__  # type: ignore[attr-defined]
 _set_kind = Var.kind.__set__  # type: ignore[attr-defined]
 _set_index = Var.index.__set__  # type: ignore[attr-defined]
-_set_const_order = Const.order.__set__  # type: ignore[attr-defined]
-_set_var_order = Var.order.__set__  # type: ignore[attr-defined]
-_set_terms = Add.terms.__set__  # type: ignore[attr-defined]
-_set_lhs = BinaryExpr.lhs.__set__  # type: ignore[attr-defined]
-_set_rhs = BinaryExpr.rhs.__set__  # type: ignore[attr-defined]
 
 
 class Mul(BinaryExpr):

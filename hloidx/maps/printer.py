@@ -194,10 +194,16 @@ def format_map(
     head += f" -> ({', '.join(fmt(e) for e in indexing_map.results)})"
     if not (dims or ranges or rts):
         return head
-    domain = [f"{n} in {v.bounds}" for n, v in zip(dims, indexing_map.dim_vars, strict=True)]
-    domain += [f"{n} in {v.bounds}" for n, v in zip(ranges, indexing_map.range_vars, strict=True)]
-    domain += [f"{n} in {v.bounds}" for n, v in zip(rts, indexing_map.rt_vars, strict=True)]
-    domain += sorted(f"{fmt(e)} in {b}" for e, b in indexing_map.constraints)
+    # Each interval written here as its __str__ writes it, without the call.
+    domain = [
+        f"{n} in [{v.bounds.lower}, {v.bounds.upper}]"
+        for n, v in zip(
+            dims + ranges + rts,
+            (*indexing_map.dim_vars, *indexing_map.range_vars, *indexing_map.rt_vars),
+            strict=True,
+        )
+    ]
+    domain += sorted(f"{fmt(e)} in [{b.lower}, {b.upper}]" for e, b in indexing_map.constraints)
     if multiline:
         return head + ",\ndomain:\n" + ",\n".join(domain)
     return head + ", domain: " + ", ".join(domain)

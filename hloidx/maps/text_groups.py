@@ -39,6 +39,12 @@ def group_name(index: int) -> str:
     return f"#{index}"
 
 
+#: The first names, written by group_name once (each group's name is asked for twice, by the
+#: folder, blank either side, and by the reader): ``GROUP_NAMES[i]`` is ``group_name(i)``.
+GROUP_NAMES = tuple(map(group_name, range(1024)))
+_SPACED_NAMES = tuple(f" {name} " for name in GROUP_NAMES)
+
+
 def fold_groups(text: str, start: int) -> tuple[list[str], str] | None:
     """``text[start:]`` with every parenthesised group replaced by its name, and the distinct
     groups' inner texts in naming order (each with its own inner groups replaced); None when
@@ -72,7 +78,8 @@ def fold_groups(text: str, start: int) -> tuple[list[str], str] | None:
             opening, outer, is_group = levels.pop()
             inner = "".join(pieces)
             if is_group:
-                name = f" {group_name(len(groups))} "
+                count = len(groups)
+                name = _SPACED_NAMES[count] if count < 1024 else f" {group_name(count)} "
                 groups.append(inner)
                 raw = text[opening : closing + 1]
                 if len(raw) >= _KEY_LENGTH:  # shorter ones are read again (a few tokens)
@@ -96,7 +103,9 @@ def fold_groups(text: str, start: int) -> tuple[list[str], str] | None:
             raw = text[opening : next_close + 1]
             name = innermost.get(raw)
             if name is None and _is_group(text, opening, start):
-                name = innermost[raw] = f" {group_name(len(groups))} "
+                count = len(groups)
+                name = _SPACED_NAMES[count] if count < 1024 else f" {group_name(count)} "
+                innermost[raw] = name
                 groups.append(raw[1:-1])
             pieces.append(text[at:opening])
             pieces.append(raw if name is None else name)
@@ -119,7 +128,13 @@ def fold_groups(text: str, start: int) -> tuple[list[str], str] | None:
                 next_close = find(")", at)
                 continue
         pieces.append(text[at:opening])
-        levels.append((opening, pieces, _is_group(text, opening, start)))
+        # _is_group's usual case first, without the call
+        is_group = (
+            text[opening - 1] == "("
+            or text[opening - 2 : opening] in _AFTER_OPERATORS
+            or _is_group(text, opening, start)
+        )
+        levels.append((opening, pieces, is_group))
         pieces = []
         at = opening + 1
         next_open = following
@@ -139,4 +154,4 @@ def _is_group(text: str, opening: int, start: int) -> bool:
     return before > start and not text.endswith(_NOT_GROUPS, start, before)
 
 
-__all__ = ["fold_groups", "group_name"]
+__all__ = ["GROUP_NAMES", "fold_groups", "group_name"]

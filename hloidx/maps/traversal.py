@@ -6,10 +6,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..caches import memo, register
+from ..caches import memo
 from ..errors import DomainError
 from .builders import add, ceildiv, floordiv, max_, min_, mod, mul
-from .nodes import Add, BinaryExpr, CeilDiv, Const, Expr, FloorDiv, Max, Min, Mod, Mul, Var
+from .nodes import (
+    Add,
+    BinaryExpr,
+    CeilDiv,
+    Const,
+    Expr,
+    FloorDiv,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Var,
+    _set_order,
+)
 
 #: The builder for each binary node class (used by generic rebuilds).
 BUILDERS: dict[type[BinaryExpr], Callable[[Expr, Expr], Expr]] = {
@@ -170,12 +183,6 @@ def evaluate(expr: Expr, values: Mapping[Var, Any] | Callable[[Var], Any]) -> An
 _OP_RANK = {Mul: 0, FloorDiv: 1, CeilDiv: 2, Mod: 3, Min: 4, Max: 5}
 
 
-#: Sort keys by node identity, as (node, key): the node is kept so that its id stays its own.
-#: Looked up by ``id`` (a C-level hash) rather than by the node's own hash: the constraints of
-#: every map are sorted when it is built, and this is most of what that costs.
-_SORT_KEYS: dict[int, tuple[Expr, tuple[Any, ...]]] = {}
-
-
 def sort_key(expr: Expr) -> tuple[Any, ...]:
     """A total order on expressions: variables by (kind, index), then compound terms.
 
@@ -184,26 +191,34 @@ def sort_key(expr: Expr) -> tuple[Any, ...]:
     tuples. The payload is not nested in a tuple of its own (the order is the same): tuples
     compare by looking for the first unequal item at every level down to where two keys
     differ, so fewer levels make keys cheaper to compare, as well as to build.
+
+    A node keeps its key (``order``, a function of the tree alone, as its hash is): the
+    constraints of every map are sorted when it is built, and a key found on the node costs no
+    look-up; a child's is read without a call when it is there (a leaf's always is).
     """
+    key = expr.order
+    if key is not None:
+        return key
     t = type(expr)
-    if t is Var or t is Const:
-        return expr.order  # made with the leaf
-    found = _SORT_KEYS.get(id(expr))
-    if found is not None:
-        return found[1]
     if t is Add:
-        key: tuple[Any, ...] = (3, *[sort_key(x) for x in expr.terms])
-    elif t is Mul and type(expr.rhs) is Const:
-        key = (1, sort_key(expr.lhs), expr.rhs.value)
+        key = (3, *[x.order or sort_key(x) for x in expr.terms])  # type: ignore[attr-defined]
     else:
-        key = (2, _OP_RANK[t], sort_key(expr.lhs), sort_key(expr.rhs))
-    if len(_SORT_KEYS) >= 65536:
-        _SORT_KEYS.clear()
-    _SORT_KEYS[id(expr)] = (expr, key)
+        lhs = expr.lhs  # type: ignore[attr-defined]
+        rhs = expr.rhs  # type: ignore[attr-defined]
+        left = lhs.order or sort_key(lhs)
+        if t is Mul and type(rhs) is Const:
+            key = (1, left, rhs.value)
+        else:
+            key = (2, _OP_RANK[t], left, rhs.order or sort_key(rhs))
+    _set_order(expr, key)
     return key
 
 
-sort_key.cache_clear = register(_SORT_KEYS.clear)  # type: ignore[attr-defined]
+def _nothing_to_clear() -> None:
+    """Sort keys live on their nodes (and go with them): there is no table to clear."""
+
+
+sort_key.cache_clear = _nothing_to_clear  # type: ignore[attr-defined]
 
 
 def sort_summands(expr: Expr) -> Expr:
