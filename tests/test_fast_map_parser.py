@@ -336,3 +336,11 @@ def test_the_benchmark_maps_take_the_fast_path_and_agree() -> None:
         if len(text) <= 4000:
             compared += _agree(text)
     assert compared >= 150
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="(),[]{}:+-*/% \tad01#", max_size=40))
+def test_the_unrolled_bracket_cut_is_the_general_one(text: str) -> None:
+    # cut_at_brackets spells out cut(text, SPACED_BRACKETS) for speed; the two must agree on
+    # every text, including the rarer marks and the operators it leaves glued
+    assert map_tokens.cut_at_brackets(text) == map_tokens.cut(text, map_tokens.SPACED_BRACKETS)

@@ -91,7 +91,7 @@ def _simplify_map(
     chained = None
     if (
         linear_index
-        and _deepest(indexing_map.results) >= _CHAIN_DEPTH
+        and max((r.depth for r in indexing_map.results), default=0) >= _CHAIN_DEPTH
         and is_unfinished(indexing_map.results)
     ):
         # A chain whose radices do not nest: composed over its linear index, without the
@@ -124,10 +124,7 @@ def _simplify_map(
     if current is not indexing_map:
         keep = _point_dims(current, options)  # (the constraints may have pinned a dimension)
     simplified = simplifier.simplify
-    if keep:
-        results = tuple(r if r in keep else simplified(r) for r in current.results)
-    else:  # (the usual map keeps no result: a list, without a generator's frame)
-        results = tuple([simplified(r) for r in current.results])
+    results = tuple([r if keep and r in keep else simplified(r) for r in current.results])
     if results != current.results:
         current = _with(current, results=results)
     if rules is not None:
@@ -251,14 +248,6 @@ def operation_count(indexing_map: IndexingMap) -> int:
     for e, _ in indexing_map.constraints:
         count += e.operations
     return count
-
-
-def _deepest(results: tuple[Expr, ...]) -> int:
-    depth = 0
-    for r in results:
-        if r.depth > depth:
-            depth = r.depth
-    return depth
 
 
 def _never_longer(given: IndexingMap, simplified: IndexingMap) -> IndexingMap:

@@ -17,7 +17,7 @@ from .map_simplify import (
     simplify,
     simplify_with_rules,
 )
-from .traversal import sort_key, variables, xla_order_key
+from .traversal import variables, xla_order_key
 from .variables import remove_unused_vars, rescale_symbols
 
 
@@ -27,7 +27,6 @@ def clear_caches() -> None:
     _SHARED.clear()
     _cost.cache_clear()
     variables.cache_clear()
-    sort_key.cache_clear()
     xla_order_key.cache_clear()
     # Interned nodes carry no results of their own, but a node built again finds its twin
     # (and that twin's cached interval and simplified form when the domain is the same):

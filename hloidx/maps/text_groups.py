@@ -45,6 +45,11 @@ GROUP_NAMES = tuple(map(group_name, range(1024)))
 _SPACED_NAMES = tuple(f" {name} " for name in GROUP_NAMES)
 
 
+def _spaced_name(index: int) -> str:
+    """The ``index``-th group's name as the folded text writes it, a blank either side."""
+    return _SPACED_NAMES[index] if index < len(_SPACED_NAMES) else f" {group_name(index)} "
+
+
 def fold_groups(text: str, start: int) -> tuple[list[str], str] | None:
     """``text[start:]`` with every parenthesised group replaced by its name, and the distinct
     groups' inner texts in naming order (each with its own inner groups replaced); None when
@@ -78,8 +83,7 @@ def fold_groups(text: str, start: int) -> tuple[list[str], str] | None:
             opening, outer, is_group = levels.pop()
             inner = "".join(pieces)
             if is_group:
-                count = len(groups)
-                name = _SPACED_NAMES[count] if count < 1024 else f" {group_name(count)} "
+                name = _spaced_name(len(groups))
                 groups.append(inner)
                 raw = text[opening : closing + 1]
                 if len(raw) >= _KEY_LENGTH:  # shorter ones are read again (a few tokens)
@@ -103,8 +107,7 @@ def fold_groups(text: str, start: int) -> tuple[list[str], str] | None:
             raw = text[opening : next_close + 1]
             name = innermost.get(raw)
             if name is None and _is_group(text, opening, start):
-                count = len(groups)
-                name = _SPACED_NAMES[count] if count < 1024 else f" {group_name(count)} "
+                name = _spaced_name(len(groups))
                 innermost[raw] = name
                 groups.append(raw[1:-1])
             pieces.append(text[at:opening])

@@ -214,13 +214,6 @@ def sort_key(expr: Expr) -> tuple[Any, ...]:
     return key
 
 
-def _nothing_to_clear() -> None:
-    """Sort keys live on their nodes (and go with them): there is no table to clear."""
-
-
-sort_key.cache_clear = _nothing_to_clear  # type: ignore[attr-defined]
-
-
 def sort_summands(expr: Expr) -> Expr:
     """The same expression with every sum's summands in canonical order, recursively."""
 
