@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from hloidx.cli.main import cli, main
-from hloidx.cli.render import Line, LineBuffer, wrap_line
 from hloidx.hlo.module_files import dump_stage, find_module_files
+from hloidx.render.lines import Line, LineBuffer, wrap_line
 
 ROOT = Path(__file__).resolve().parents[1]
 DUMP = ROOT / "samples" / "xla_dump"

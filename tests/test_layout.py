@@ -28,8 +28,12 @@ ALLOWED: dict[str, set[str]] = {
     "pictures": {"hlo", "maps", "base"},
     "check": {"stablehlo", "hlo", "maps", "base"},
     "perf": {"gpu", "tiling", "hlo", "maps", "base"},
+    # the renderers every front end shares: text, JSON documents, HTML (Rich, never Click)
+    "render": {"check", "perf", "gpu", "tiling", "stablehlo", "pictures", "hlo", "maps", "base"},
+    # Click wiring and options only; its text comes from render/
     "cli": {
         "cli",
+        "render",
         "check",
         "perf",
         "gpu",
@@ -40,10 +44,10 @@ ALLOWED: dict[str, set[str]] = {
         "maps",
         "base",
     },
-    # the display layer: the public result objects; it reaches the CLI's text renderers
-    # lazily only (test_layout_display_code_stays_above_the_analyses)
+    # the display layer: the public result objects; it reaches the text renderers lazily only
+    # (test_layout_display_code_stays_above_the_analyses)
     "notebook": {
-        "cli",
+        "render",
         "perf",
         "check",
         "gpu",
@@ -56,6 +60,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "api": {
         "notebook",
+        "render",
         "cli",
         "check",
         "perf",
@@ -69,6 +74,8 @@ ALLOWED: dict[str, set[str]] = {
     },
 }
 GUI_PACKAGES = {"click", "rich"}
+#: the layers that may import each GUI package (Rich styles the shared text; Click is the CLI's)
+GUI_LAYERS = {"click": {"cli"}, "rich": {"cli", "render"}}
 
 
 def _modules() -> list[Path]:
@@ -130,7 +137,7 @@ def test_layout_imports_only_lower_layers(path: Path) -> None:
     for line, target in _imports(path):
         top = target.split(".")[0]
         if top in GUI_PACKAGES:
-            assert here in ("cli",), f"{path.name}:{line} imports {target} outside hloidx/cli"
+            assert here in GUI_LAYERS[top], f"{path.name}:{line}: {here} must not import {target}"
         if top != "hloidx" or not _is_module(target):
             continue
         assert _layer(target) in allowed, f"{path.name}:{line}: {here} must not import {target}"
@@ -140,6 +147,33 @@ def test_layout_imports_only_lower_layers(path: Path) -> None:
 def test_layout_module_has_one_job(path: Path) -> None:
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_MODULE_LINES, f"{path} has {lines} lines: split it along its seams"
+
+
+def _cli_importers(path: Path, text: str | None = None) -> list[str]:
+    """Imports of ``hloidx.cli`` from outside it (lazy ones inside functions included); only
+    ``hloidx/__main__.py`` may import the command line."""
+    name = _module_name(path)
+    if name == "hloidx.__main__" or name == "hloidx.cli" or name.startswith("hloidx.cli."):
+        return []
+    return [
+        f"{path.relative_to(PACKAGE)}:{line} imports {target}"
+        for line, target in _imports(path, text)
+        if target == "hloidx.cli" or target.startswith("hloidx.cli.")
+    ]
+
+
+def test_layout_only_main_imports_the_command_line() -> None:
+    """``cli/`` is Click wiring and options: the notebook, the renderers, the language server
+    and the public API reach text through ``render/``, never through ``cli/``."""
+    found = [problem for path in _modules() for problem in _cli_importers(path)]
+    assert not found, found
+    # the rule can fail: an eager and a lazy import of cli/ from the notebook are caught, and
+    # `python -m hloidx`'s own import is allowed
+    probe = PACKAGE / "notebook" / "display.py"
+    assert _cli_importers(probe, "from ..cli.main import cli\n")
+    assert _cli_importers(probe, "def f():\n    from ..cli import options\n")
+    assert _cli_importers(PACKAGE / "render" / "lines.py", "import hloidx.cli.main\n")
+    assert not _cli_importers(PACKAGE / "__main__.py", "from .cli import main\n")
 
 
 def test_layout_every_package_belongs_to_a_layer() -> None:
@@ -380,7 +414,15 @@ def test_layout_circle_finder_sees_a_circle() -> None:
 
 #: the layers of analyses: they never import pictures, HTML, notebook or DataFrame code
 ANALYSES = {"base", "maps", "hlo", "stablehlo", "gpu", "tiling", "perf", "cost", "check"}
-DISPLAY_MODULES = {"html", "xml", "IPython", "pandas", "hloidx.pictures", "hloidx.notebook"}
+DISPLAY_MODULES = {
+    "html",
+    "xml",
+    "IPython",
+    "pandas",
+    "hloidx.pictures",
+    "hloidx.render",
+    "hloidx.notebook",
+}
 
 
 def _module_level_imports(path: Path, text: str | None = None) -> set[str]:
@@ -407,21 +449,22 @@ def _display_violations(path: Path, text: str | None = None) -> list[str]:
             found.append(f"{path.name}:{line}: {here} imports the display layer {target}")
     if here == "notebook":
         for target in _module_level_imports(path, text):
-            if target.startswith("hloidx.cli") or target.split(".")[0] in GUI_PACKAGES:
+            if target.startswith("hloidx.render") or target.split(".")[0] in GUI_PACKAGES:
                 found.append(f"{path.name}: the display layer imports {target} eagerly")
     return found
 
 
 def test_layout_display_code_stays_above_the_analyses() -> None:
     """``hlo/``, ``gpu/``, ``tiling/``, ``perf/`` (every analysis) import no pictures, HTML,
-    notebook or DataFrame code; nothing below the public API imports the display layer (no
-    circle); the display layer reaches the CLI's text renderers, and so Click and Rich, only
-    inside functions, when text is asked for."""
+    notebook, renderer or DataFrame code; nothing below the public API imports the display
+    layer (no circle); the display layer reaches the text renderers (``render/``), and so
+    Rich, only inside functions, when text is asked for."""
     problems = [p for path in _modules() for p in _display_violations(path)]
     assert not problems, problems
     # the rule can fail: an analysis drawing a picture, and an eager CLI import, are caught
     probe = PACKAGE / "hlo" / "analysis.py"
     assert _display_violations(probe, "from ..pictures.svg import svg\nimport html\n")
     probe = PACKAGE / "notebook" / "display.py"
-    assert _display_violations(probe, "from ..cli.plain import rich_text\n")
-    assert not _display_violations(probe, "def f():\n    from ..cli.plain import rich_text\n")
+    assert _display_violations(probe, "from ..render.plain import rich_text\n")
+    assert not _display_violations(probe, "def f():\n    from ..render.plain import rich_text\n")
+    assert _display_violations(PACKAGE / "perf" / "report.py", "from ..render import lines\n")

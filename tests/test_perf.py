@@ -307,7 +307,7 @@ def test_html_page_svgs_are_well_formed_and_escape_names() -> None:
     import re
     import xml.etree.ElementTree as ET
 
-    from hloidx.cli.cost_html import report_html
+    from hloidx.render.cost_html import report_html
 
     report = estimate_module(VIEW.read_text())
     report.kernels[0].why += " <b>&"

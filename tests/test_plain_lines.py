@@ -8,8 +8,8 @@ import paths
 from rich.console import Console
 
 from hloidx import parse_hlo
-from hloidx.cli.render import LineBuffer, PlainLineBuffer, module_lines
 from hloidx.hlo.analysis import analyze
+from hloidx.render.lines import LineBuffer, PlainLineBuffer, module_lines
 
 
 def _written(buffer: LineBuffer) -> str:

@@ -105,7 +105,7 @@ def cost(
         if fmt == "json":
             click.echo(json.dumps(report.as_dict(sort, limit), indent=2))
         elif fmt == "html":
-            from .cost_html import report_html
+            from ..render.cost_html import report_html
 
             click.echo(report_html(report, sort))
         else:

@@ -181,7 +181,7 @@ def simplify(
             json_doc["verdict"] = {k: v for k, v in json_doc["verdict"].items() if k != "label"}
         click.echo(json.dumps(json_doc, indent=2))
     else:
-        from .render import render_simplify
+        from ..render.lines import render_simplify
 
         render_simplify(console(), doc, doc["rules"] if explain else None)
     if verdict is not None and verdict.is_refuted:

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from .options import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS, State, console, plural
+from .options import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS, State, console
 
 
 def _analyse_file(job: tuple[int, str, Any, Any]) -> Any:
@@ -53,9 +53,13 @@ def run_many(paths: list[str], options: Any, jobs: int) -> int:
         if bars is not None:
             bars.stop()
     if options.fmt == "json":
-        click.echo(json.dumps(_json(outcomes)))
+        from ..render.many_files import many_files_document
+
+        click.echo(json.dumps(many_files_document(outcomes)))
     else:
-        _write_text(outcomes)
+        from ..render.many_files import many_files_lines
+
+        many_files_lines(outcomes).write_to(console())
     for outcome in outcomes:
         for line in outcome.error_lines:
             click.echo(line, err=True)
@@ -168,73 +172,3 @@ class _Bars:
 
 def _short(path: str, width: int = 48) -> str:
     return path if len(path) <= width else "…" + path[-(width - 1) :]
-
-
-def _status(outcome: Any) -> str:
-    if outcome.usage_error:
-        return "no match"
-    if outcome.exit_code == EXIT_BAD_INPUT:
-        return "bad input"
-    if outcome.refuted:
-        return "refuted"
-    return "ok"
-
-
-def _write_text(outcomes: list[Any]) -> None:
-    from .render import Line, LineBuffer
-
-    buffer = LineBuffer()
-    for outcome in outcomes:
-        buffer.print(Line(f"== {outcome.where}", style="bold reverse"))
-        buffer.lines.extend(outcome.lines)
-        if outcome.usage_error:
-            buffer.print(Line(f"  {outcome.usage_error}", style="yellow"))
-        buffer.print(Line())
-    rows = [("file", "status", "instructions", "without a rule", "seconds")]
-    for o in outcomes:
-        rows.append(
-            (
-                o.where,
-                _status(o),
-                str(o.instructions),
-                ", ".join(o.unknown_opcodes) or "-",
-                f"{o.seconds:.2f}",
-            )
-        )
-    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
-    for r in rows:
-        text = "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-        buffer.print(Line(text, style="bold" if r is rows[0] else None))
-    total = sum(o.instructions for o in outcomes)
-    bad = sum(1 for o in outcomes if _status(o) not in ("ok", "no match"))
-    buffer.print(
-        Line(
-            f"{plural(len(outcomes), 'file')}, {plural(total, 'instruction')} analysed, "
-            f"{plural(bad, 'file')} with problems",
-            style="bold",
-        )
-    )
-    buffer.write_to(console())
-
-
-def _json(outcomes: list[Any]) -> dict[str, Any]:
-    return {
-        "schema_version": 1,
-        "files": [
-            {
-                "file": o.where,
-                "status": _status(o),
-                "seconds": round(o.seconds, 3),
-                "instructions": o.instructions,
-                "opcodes_without_rule": o.unknown_opcodes,
-                "error": o.usage_error,
-                "report": o.doc,
-            }
-            for o in outcomes
-        ],
-        "totals": {
-            "files": len(outcomes),
-            "instructions": sum(o.instructions for o in outcomes),
-            "with_problems": sum(1 for o in outcomes if _status(o) not in ("ok", "no match")),
-        },
-    }

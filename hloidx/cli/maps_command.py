@@ -204,7 +204,7 @@ def _one_file(path: str, options: MapsOptions, from_: str | None, to: str | None
     elif options.fmt == "html":
         click.echo(outcome.html)
     else:
-        from .render import LineBuffer, PlainLineBuffer
+        from ..render.lines import LineBuffer, PlainLineBuffer
 
         buffer = PlainLineBuffer() if plain else LineBuffer()
         buffer.lines = outcome.lines
@@ -237,7 +237,7 @@ def _chain(text: str, where: str, options: MapsOptions, from_: str, to: str) -> 
     if options.fmt == "json":
         click.echo(json.dumps(doc, indent=2))
     else:
-        from .render import render_chain
+        from ..render.lines import render_chain
 
         render_chain(console(), doc)
     return EXIT_BAD_INPUT if errors else EXIT_OK

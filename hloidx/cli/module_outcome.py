@@ -61,6 +61,17 @@ class Outcome:
         self.unknown_opcodes: list[str] = []
         self.seconds = 0.0
 
+    @property
+    def status(self) -> str:
+        """One word for the files table of ``hloidx maps`` over many files."""
+        if self.usage_error:
+            return "no match"
+        if self.exit_code == EXIT_BAD_INPUT:
+            return "bad input"
+        if self.refuted:
+            return "refuted"
+        return "ok"
+
 
 def analyse_text(
     text: str,
@@ -154,13 +165,17 @@ def _analyse_text(
     elif options.fmt == "html":
         from ..hlo.summary import summarize
         from ..pictures.html import report
-        from .summary_command import add_estimates
+        from ..render.summary import add_estimates
 
         summary = summarize(analysis)
         add_estimates(summary, module, "rtx-a6000", "reads")
         outcome.html = report(analysis, summary, options.spelling)
     else:
-        outcome.lines = maps_text_lines(analysis, options, trees, plain)
+        from ..render.lines import maps_text_lines
+
+        outcome.lines = maps_text_lines(
+            analysis, options.spelling, options.hide_trivial, options.filtered, trees, plain
+        )
     for _ in _tallied(analysis.instructions, outcome, errors):
         pass
     outcome.seconds = time.perf_counter() - started
@@ -214,23 +229,3 @@ def _tallied(analyses: Any, outcome: Outcome, errors: list[Any]) -> Any:
         yield ins
     outcome.unknown_opcodes = sorted(unknown)
     outcome.exit_code = EXIT_BAD_INPUT if errors else EXIT_PROBLEMS if outcome.refuted else EXIT_OK
-
-
-def maps_text_lines(
-    analysis: Any, options: MapsOptions, trees: Any, plain: bool = False
-) -> list[Any]:
-    from .render import Line, LineBuffer, PlainLineBuffer, module_lines, tree_lines
-
-    buffer = PlainLineBuffer() if plain else LineBuffer()
-    module_lines(buffer, analysis, options.spelling, hide_trivial=options.hide_trivial)
-    if not options.filtered:
-        from ..hlo.summary import summarize
-        from .summary_command import summary_lines
-
-        # the triage table last, where a long scroll ends (`hloidx summary` alone)
-        buffer.print(Line())
-        for text in summary_lines(summarize(analysis), 20):
-            buffer.print(Line(text))
-    if trees is not None:
-        tree_lines(buffer, trees)
-    return buffer.lines

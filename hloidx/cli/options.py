@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from ..render.words import plural  # noqa: F401  (the commands' import of it)
+
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_BAD_INPUT = 2
@@ -50,11 +52,6 @@ State = _StateView()
 
 def reset_state() -> None:
     _Defaults.debug, _Defaults.color, _Defaults.quiet = False, "auto", False
-
-
-def plural(count: int, word: str, words: str | None = None) -> str:
-    """``1 instruction``, ``2 instructions``."""
-    return f"{count:,} {word if count == 1 else (words or word + 's')}"
 
 
 def console(stderr: bool = False) -> Any:

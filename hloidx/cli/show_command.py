@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from ..render.pictures import picture_document, picture_lines
 from .options import (
     EXIT_BAD_INPUT,
     console,
@@ -15,18 +16,6 @@ from .options import (
     language_option,
     load_module,
 )
-
-#: background colours of the count levels (white: never read), and the ramp used without colour
-_COLOURS = [
-    "grey93",
-    "light_sky_blue1",
-    "sky_blue2",
-    "steel_blue1",
-    "dodger_blue3",
-    "blue3",
-    "navy_blue",
-]
-_RAMP = " .:-=+*#"
 
 
 def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
@@ -180,7 +169,7 @@ def show(
         with open(svg_file, "w", encoding="utf-8") as handle:
             handle.write(svg(pic, title))
     if fmt == "json":
-        click.echo(json.dumps(_picture_json(ins.name, operand, op, pic)))
+        click.echo(json.dumps(picture_document(ins.name, operand, op, pic)))
         return
     _draw(title, pic, marked)
     if errors:
@@ -193,28 +182,6 @@ def _pair(values: tuple[int, ...] | None) -> tuple[int, int] | None:
     if len(values) != 2:
         raise click.BadParameter("--dims takes two dimensions, e.g. --dims 0,2")
     return values[0], values[1]
-
-
-def _picture_json(name: str, operand: int, op: Any, pic: Any) -> dict[str, Any]:
-    return {
-        "schema_version": 1,
-        "instruction": name,
-        "operand": operand,
-        "operand_name": op.name,
-        "shape": list(pic.shape),
-        "dims": list(pic.dims),
-        "block": list(pic.block),
-        "kind": pic.kind,
-        "note": pic.note,
-        "aggregation": pic.aggregation or None,
-        "cells": [
-            [
-                {"index": c.index, "count": c.count, "total": c.total, "highlight": c.highlight}
-                for c in row
-            ]
-            for row in pic.cells
-        ],
-    }
 
 
 def _tile_region(
@@ -269,43 +236,3 @@ def _draw(title: str, pic: Any, marked: str = "the chosen output element") -> No
         out.file.write("\n".join(t.plain for t in lines) + "\n")
     else:
         out.print(Text("\n").join(lines))
-
-
-def picture_lines(
-    title: str, pic: Any, marked: str = "the chosen output element", plain: bool = True
-) -> list[Any]:
-    """The lines `hloidx show` draws (Rich ``Text``): the cells as a ramp of characters when
-    ``plain`` (a pipe, a file, NO_COLOR; ``hloidx.show`` in Python), else as coloured blocks."""
-    from rich.text import Text
-
-    from ..pictures.grid import buckets, level
-
-    edges = buckets(pic.max_count)
-    lines = [Text(title, style="bold")]
-    for row in pic.cells:
-        line = Text("  ")
-        for cell in row:
-            k = min(level(cell.count, edges), len(_COLOURS) - 1)
-            if plain:
-                line.append(("X" if cell.highlight else _RAMP[min(k, len(_RAMP) - 1)]) * 2)
-            else:
-                mark = "◆ " if cell.highlight else "  "
-                line.append(mark, style=f"bold orange1 on {_COLOURS[k]}")
-        lines.append(line)
-    legend = Text("  reads: ")
-    whole_steps = edges == [float(k) for k in range(len(edges))]
-    for k, edge in enumerate(edges):
-        label = f"{edge:g}" if k == 0 or whole_steps else f"≤{edge:.3g}"
-        if plain:
-            legend.append(f"'{_RAMP[min(k, len(_RAMP) - 1)] * 2}' {label}  ")
-        else:
-            legend.append("  ", style=f"on {_COLOURS[min(k, len(_COLOURS) - 1)]}")
-            legend.append(f" {label}  ")
-    lines.append(legend)
-    if any(c.highlight for row in pic.cells for c in row):
-        lines.append(Text("  " + ("XX" if plain else "◆") + f" read by {marked}"))
-    if pic.aggregation:
-        lines.append(Text("  " + pic.aggregation, style="dim"))
-    if pic.kind != "exact":
-        lines.append(Text(f"  {pic.kind}: {pic.note}", style="yellow"))
-    return lines

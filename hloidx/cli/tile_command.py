@@ -37,25 +37,6 @@ def _find(module: Any, name: str) -> Any:
     )
 
 
-def _auto_lines(doc: dict[str, Any]) -> list[str]:
-    lines = [
-        f"{doc['instruction']}: {len(doc['candidates'])} power-of-two tile sizes of output "
-        f"{doc['output_shape']}, best first (exact = one strided rectangle per operand)"
-    ]
-    lines.extend(f"  note: {note}" for note in doc.get("notes", ()))
-    lines.append(f"  {'tile':<20} {'exact':<6} {'bytes/elem':>10} {'bytes/tile':>12}  per operand")
-    for c in doc["candidates"]:
-        per = c["bytes_per_output_element"]
-        per_text = "-" if per is None else f"{per:.2f}"
-        tile_bytes = "-" if c["bytes_per_tile"] is None else f"{c['bytes_per_tile']:,}"
-        ops = ", ".join("?" if b is None else f"{b:,}" for b in c["operand_bytes"])
-        lines.append(
-            f"  {c['tile']!s:<20} {'yes' if c['exact'] else 'no':<6} {per_text:>10} "
-            f"{tile_bytes:>12}  {ops}"
-        )
-    return lines
-
-
 @click.command()
 @click.argument("file", metavar="FILE", required=False)
 @click.option("--instruction", metavar="NAME", help="The fusion or instruction to tile.")
@@ -158,9 +139,9 @@ def _tile(
         note = lone_fusion_note(instr)
         wrapped = [] if note is None else [note]
         if device is not None and tile_spec == "auto":
-            from .tile_estimates import print_ranking
+            from ..render.tile_estimates import ranking_output
 
-            print_ranking(module, instr, device, limit, fmt, wrapped)
+            click.echo(ranking_output(module, instr, device, limit, fmt, wrapped))
             return
         if tile_spec == "auto":
             from ..tiling.report import auto_document
@@ -171,14 +152,16 @@ def _tile(
             if fmt == "json":
                 click.echo(json.dumps(doc, indent=2))
             else:
-                click.echo("\n".join(_auto_lines(doc)))
+                from ..render.tiles import auto_tile_lines
+
+                click.echo("\n".join(auto_tile_lines(doc)))
             return
         from ..tiling.operand_tiles import tile_instruction
 
         doc = tiles_document(tile_instruction(instr, sizes))
         doc["notes"] = [*wrapped, *doc["notes"]]
         if device is not None and sizes is not None:
-            from .tile_estimates import estimate_document, estimate_lines
+            from ..render.tile_estimates import estimate_document, estimate_lines
 
             doc["estimate"] = estimate_document(module, instr, device, sizes)
             if fmt != "json":

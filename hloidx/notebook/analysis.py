@@ -129,7 +129,7 @@ class Analysis(Display):
         return ModuleAnalysis(self.module, entry, list(self.errors), self.direction)
 
     def text(self) -> str:
-        from ..cli.plain import maps_text
+        from ..render.plain import maps_text
 
         return maps_text(self._entry_only(), filtered=False, spelling=self.spelling)
 
@@ -273,7 +273,7 @@ class Summary(Display):
         return f"<hloidx Summary of module {self.doc['module']}: {len(self.rows)} rows>"
 
     def text(self) -> str:
-        from ..cli.plain import summary_text
+        from ..render.plain import summary_text
 
         return summary_text(self.doc, self.limit)
 
@@ -333,7 +333,7 @@ class InstructionView(Display):
         return picture_of(self.record, operand, **options)
 
     def text(self) -> str:
-        from ..cli.plain import maps_text
+        from ..render.plain import maps_text
 
         one = ModuleAnalysis(_module_name(self.record), [self.record], [], self.direction)
         return maps_text(one, filtered=True, spelling=self.spelling)

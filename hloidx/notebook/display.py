@@ -34,6 +34,6 @@ class Display:
 
     def __rich__(self) -> Any:
         # Rich is the command line's: reached through it, only when a Rich console asks
-        from ..cli.plain import rich_text
+        from ..render.plain import rich_text
 
         return rich_text(self.text())

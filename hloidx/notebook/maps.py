@@ -95,6 +95,14 @@ def _map_html(m: Any) -> str:
     return MapView(m)._repr_html_()
 
 
+def install_map_display() -> None:
+    """Every ``IndexingMap`` shows as its text and domain in a notebook (``_repr_html_``),
+    with or without IPython's formatters (those need a running IPython)."""
+    from ..maps import indexing_map
+
+    indexing_map.html_display = _map_html
+
+
 def _map_pretty(m: Any, printer: Any, cycle: bool) -> None:
     printer.text(MapView(m).text())
 

@@ -51,7 +51,7 @@ class Picture(Display):
     def text(self) -> str:
         if self.picture is None:
             return f"{self.title}: no picture: {self.counts.note}"
-        from ..cli.plain import picture_text
+        from ..render.plain import picture_text
 
         return picture_text(self.title, self.picture, self.marked)
 
@@ -64,7 +64,7 @@ class Picture(Display):
                 "picture": None,
                 "reason": self.counts.note,
             }
-        from ..cli.plain import picture_document
+        from ..render.plain import picture_document
 
         op = self.record.operands[self.operand]
         return picture_document(self.record.name, self.operand, op, self.picture)
@@ -206,7 +206,7 @@ class TileView(_Document):
 
     def text(self) -> str:
         if self.doc.get("tile") == "auto":
-            from ..cli.plain import auto_tiles_text
+            from ..render.plain import auto_tiles_text
 
             return auto_tiles_text(self.doc)
         from ..tiling.report import text_lines
@@ -271,7 +271,7 @@ class ThreadsView(_Document):
     kind = "threads"
 
     def text(self) -> str:
-        from ..cli.plain import threads_text
+        from ..render.plain import threads_text
 
         return threads_text(self.doc)
 
@@ -308,7 +308,7 @@ class CoalescingView(_Document):
     kind = "coalescing"
 
     def text(self) -> str:
-        from ..cli.plain import coalescing_text
+        from ..render.plain import coalescing_text
 
         return coalescing_text(self.doc)
 

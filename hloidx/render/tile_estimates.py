@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import click
-
 
 def _fusion(module: Any, instr: Any) -> Any:
     if instr.opcode == "fusion":
@@ -68,11 +66,11 @@ def estimate_lines(doc: dict[str, Any]) -> list[str]:
     ]
 
 
-def print_ranking(
+def ranking_output(
     module: Any, instr: Any, device: str, limit: int, fmt: str, notes: list[str] = ()
-) -> None:
-    """Every tiling XLA's search would try, fastest first (does-not-fit last); ``notes`` are
-    said before the table (and kept in the JSON)."""
+) -> str:
+    """Every tiling XLA's search would try, fastest first (does-not-fit last), as ``fmt``
+    (``json`` or text); ``notes`` are said before the table (and kept in the JSON)."""
     from ..perf.devices import cost_device
     from ..perf.tiled import search_tilings
     from ..perf.why import explain
@@ -93,8 +91,7 @@ def print_ranking(
     if notes:
         doc["notes"] = list(notes)
     if fmt == "json":
-        click.echo(json.dumps(doc, indent=2))
-        return
+        return json.dumps(doc, indent=2)
     lines = [
         f"{instr.name}: {len(rows)} tilings XLA's search tries, fastest first on "
         f"{profile.name} (estimates, not measurements)"
@@ -108,4 +105,4 @@ def print_ranking(
         )
     if not rows:
         lines.append("  no tiling: the fusion cannot be tiled (see hloidx tile --tile symbolic)")
-    click.echo("\n".join(lines))
+    return "\n".join(lines)

@@ -11,7 +11,7 @@ from rich.text import Text
 from ..hlo.analysis import InstructionAnalysis, ModuleAnalysis
 from ..hlo.report import format_map, verdict_label
 from ..maps.expr import dim
-from .options import plural
+from .words import plural
 
 
 class Line:
@@ -348,3 +348,29 @@ def tree_lines(console: Any, trees: list[dict[str, Any]]) -> None:
                 line = Line(f"    {step['instruction']} [{step['opcode']}]: ", style="dim")
                 line.append(step["map"])
                 console.print(line)
+
+
+def maps_text_lines(
+    analysis: Any,
+    spelling: str = "floordiv",
+    hide_trivial: bool = False,
+    filtered: bool = False,
+    trees: Any = None,
+    plain: bool = False,
+) -> list[Any]:
+    """The text of ``hloidx maps``: every instruction of ``analysis``; unless ``filtered`` (a
+    selection was asked for), the triage table after them; ``trees`` (``--tree``) last. Rich
+    ``Text`` lines, or plain strings when ``plain``."""
+    buffer = PlainLineBuffer() if plain else LineBuffer()
+    module_lines(buffer, analysis, spelling, hide_trivial=hide_trivial)
+    if not filtered:
+        from ..hlo.summary import summarize
+        from .summary import summary_lines
+
+        # the triage table last, where a long scroll ends (`hloidx summary` alone)
+        buffer.print(Line())
+        for text in summary_lines(summarize(analysis), 20):
+            buffer.print(Line(text))
+    if trees is not None:
+        tree_lines(buffer, trees)
+    return buffer.lines
