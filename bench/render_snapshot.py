@@ -28,10 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-# the same console everywhere: a colour terminal of a fixed width (for `--color always`)
-os.environ["TERM"] = "xterm-256color"
-os.environ["HLOIDX_WIDTH"] = "100"
-os.environ.pop("NO_COLOR", None)
+#: the same console everywhere, during each run only: a colour terminal of a fixed width
+CONSOLE_ENV = {"TERM": "xterm-256color", "HLOIDX_WIDTH": "100", "NO_COLOR": None}
 
 SUFFIXES = (".hlo", ".txt", ".mlir")
 _ENTRY_ROOT = re.compile(r"^ENTRY[^\n]*\{(?:\n(?!\}).*)*?\n\s*ROOT\s+%?([\w.\-]+)", re.M)
@@ -124,7 +122,7 @@ def run(args: list[str]) -> tuple[int, bytes]:
     from hloidx.cli.main import cli
 
     clear_caches()
-    result = CliRunner().invoke(cli, ["--quiet", *args], catch_exceptions=True)
+    result = CliRunner().invoke(cli, ["--quiet", *args], catch_exceptions=True, env=CONSOLE_ENV)
     out = result.stdout_bytes + b"\n--- stderr ---\n" + result.stderr_bytes
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         out += f"\nEXCEPTION {type(result.exception).__name__}: {result.exception}".encode()

@@ -49,10 +49,21 @@ if "IPython" in _sys.modules:  # pragma: no cover - depends on the host
 
 
 def parse_map(text: str, name: str = "<map>") -> IndexingMap:
-    """Parse a map in XLA's text format (raises ``MapSyntaxError`` with a location)."""
+    """Parse a map in XLA's text format (raises ``MapSyntaxError`` with a location); in a
+    notebook the map shows as its text and its domain (``_repr_html_``)."""
+    global _map_display
     from .maps.syntax import parse_map as _parse
 
+    if not _map_display:
+        from .notebook.maps import install_map_display
+
+        install_map_display()
+        _map_display = True
     return _parse(text, name)
+
+
+#: whether maps have their notebook display yet (set by the first ``parse_map``)
+_map_display = False
 
 
 def format_map(

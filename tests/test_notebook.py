@@ -9,6 +9,7 @@ import json
 import math
 import re
 import shutil
+import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -136,6 +137,42 @@ def test_map_html_has_text_and_domain() -> None:
     assert rows
     for needle in ("d0", "s0", "dimension", "range", "constraint", "[0, 7]", "[0, 3]", "[0, 9]"):
         assert needle in page.all_text
+
+
+def test_parsed_map_shows_its_text_and_domain() -> None:
+    """``hloidx.parse_map`` gives a map that Jupyter shows as its text and its domain (one row
+    per variable and constraint), the same fragment as the notebook's operand maps."""
+    text = "(d0, d1)[s0] -> (d0 * 4 + s0, d1), domain: d0 in [0, 7], d1 in [2, 5], s0 in [0, 3], d0 + s0 in [0, 9]"
+    m = hloidx.parse_map(text)
+    page = _page(m)
+    assert m._repr_html_() == MapView(m)._repr_html_()
+    assert text in page.all_text  # the text as given (XLA's own print of it), read back
+    rows = page.tags("tr")
+    assert len(rows) == 1 + 4  # the header, d0, d1, s0 and the constraint
+    for needle in ("dimension", "range", "constraint", "[2, 5]", "d0 + s0", "[0, 9]"):
+        assert needle in page.all_text
+    # every map shows so, once maps have been parsed through the API: a simplified one too
+    simpler = hloidx.simplify(hloidx.parse_map("(d0) -> (d0 floordiv 8), domain: d0 in [0, 7]"))
+    assert "(d0) -&gt; (0)" in simpler._repr_html_()
+
+
+def test_map_display_keeps_the_maps_layer_free_of_html() -> None:
+    """Before the API has parsed a map, a map has no HTML (Jupyter shows its text), and the
+    maps layer alone loads no display code."""
+    code = (
+        "import sys\n"
+        "from hloidx.maps.syntax import parse_map\n"
+        "m = parse_map('(d0) -> (d0), domain: d0 in [0, 3]')\n"
+        "assert m._repr_html_() is None\n"
+        "assert not [n for n in sys.modules if n.startswith(('hloidx.notebook', 'html'))]\n"
+        "import hloidx\n"
+        "assert '<table>' in hloidx.parse_map('(d0) -> (d0), domain: d0 in [0, 3]')._repr_html_()\n"
+        "assert '<table>' in m._repr_html_()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=paths.ROOT, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def test_picture_html_is_the_svg() -> None:

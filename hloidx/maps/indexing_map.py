@@ -12,7 +12,7 @@ bound or constraint interval makes the map known-empty); it never simplifies exp
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
@@ -106,6 +106,11 @@ def _normalise_constraints(items: Iterable[Constraint]) -> tuple[tuple[Constrain
     if len(merged) == 1:
         return tuple(merged.items()), empty
     return tuple((e, merged[e]) for e in sorted(merged, key=sort_key)), empty
+
+
+#: how a map is drawn as HTML in a notebook (``IndexingMap._repr_html_``): set by the display
+#: layer (:func:`hloidx.notebook.maps.install_map_display`); None until then
+html_display: Callable[[IndexingMap], str] | None = None
 
 
 @dataclass(frozen=True, eq=True)
@@ -283,6 +288,13 @@ class IndexingMap:
 
     def __repr__(self) -> str:
         return f"IndexingMap({self})"
+
+    def _repr_html_(self) -> str | None:
+        """The map in a notebook: its text and its domain as a table, drawn by the display
+        layer once it has set :data:`html_display` (``hloidx.parse_map`` does); None (the text
+        then) before that. This module never imports the display layer."""
+        draw = html_display
+        return None if draw is None else draw(self)
 
     # -- building new maps ------------------------------------------------------
     def with_results(self, results: Sequence[Expr]) -> IndexingMap:

@@ -6,7 +6,7 @@ its JSON document), shows as HTML in Jupyter (``_repr_html_``), as text in IPyth
 (``_repr_pretty_``) and Rich consoles (``__rich__``), and the tables become DataFrames
 (``to_pandas()``, with the ``notebook`` extra). The analyses below (``hlo``, ``gpu``,
 ``tiling``, ``perf``) never import this layer, pictures or HTML; this layer reaches the
-command line's text renderers (and so Click and Rich) only lazily, when text is asked for.
+text renderers of :mod:`hloidx.render` (and so Rich) only lazily, when text is asked for.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ class Display:
         printer.text(repr(self) if cycle else self.text())
 
     def __rich__(self) -> Any:
-        # Rich is the command line's: reached through it, only when a Rich console asks
+        # Rich is the renderers': reached through them, only when a Rich console asks
         from ..render.plain import rich_text
 
         return rich_text(self.text())
