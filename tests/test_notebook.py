@@ -8,12 +8,12 @@ import importlib.util
 import json
 import math
 import re
-import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import browser
 import paths
 import pytest
 
@@ -357,11 +357,8 @@ def _has_cells(page: Page) -> bool:
 
 
 def test_example_notebook_export_renders_in_a_browser(executed, tmp_path: Path) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    sync_api = browser.sync_api()
     nbconvert = pytest.importorskip("nbconvert", reason=NO_EXTRA)
-    browser_path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser_path is None:
-        pytest.skip("no chromium browser found")
     body, _ = nbconvert.HTMLExporter(template_name="lab").from_notebook_node(executed)
     page_file = tmp_path / "quickstart.html"
     page_file.write_text(body, encoding="utf-8")
@@ -374,8 +371,8 @@ def test_example_notebook_export_renders_in_a_browser(executed, tmp_path: Path) 
         route.fulfill(status=200, body="", content_type="text/javascript")
 
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=browser_path)
-        page = browser.new_page()
+        chromium = browser.launch(p)
+        page = chromium.new_page()
         page.route(re.compile(r"^https?://"), offline)
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -386,5 +383,5 @@ def test_example_notebook_export_renders_in_a_browser(executed, tmp_path: Path) 
         assert pictures
         assert all(svg.is_visible() for svg in pictures)
         assert page.query_selector_all(".hloidx table")
-        browser.close()
+        chromium.close()
     assert all("cdnjs" in url for url in fetched), fetched  # only nbconvert's shell fetches

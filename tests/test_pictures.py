@@ -5,12 +5,12 @@ interpreter says each op reads; the SVG and the HTML report carry those counts, 
 from __future__ import annotations
 
 import json
-import shutil
 import xml.etree.ElementTree as ET
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 
+import browser
 import numpy as np
 import paths
 import pytest
@@ -214,17 +214,15 @@ def test_html_report_is_self_contained_and_holds_the_pictures(tmp_path: Path) ->
 
 
 def test_html_report_in_a_browser(tmp_path: Path) -> None:
-    """Optional: Playwright with Debian's chromium; skipped where either is missing."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    browser_path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser_path is None:
-        pytest.skip("no chromium browser found")
+    """Playwright with Debian's chromium (tests/browser.py): skipped where either is missing,
+    except in CI."""
+    sync_api = browser.sync_api()
     report = tmp_path / "report.html"
     path = paths.ROOT / "samples" / "corpus" / "cnn_pool_batchnorm.opt.hlo"
     CliRunner().invoke(cli, ["maps", str(path), "--format", "html", "-o", str(report)])
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=browser_path)
-        page = browser.new_page()
+        chromium = browser.launch(p)
+        page = chromium.new_page()
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.goto(report.as_uri())
@@ -242,7 +240,7 @@ def test_html_report_in_a_browser(tmp_path: Path) -> None:
             "cells => cells.map(c => parseFloat(c.getAttribute('data-value')))",
         )
         assert reads == sorted(reads, reverse=True)
-        browser.close()
+        chromium.close()
 
 
 @pytest.mark.parametrize("op", ["pad", "reduce-window", "transpose", "broadcast"])
