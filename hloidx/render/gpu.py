@@ -6,6 +6,7 @@ from typing import Any
 
 
 def threads_lines(doc: dict[str, Any]) -> list[str]:
+    """``hloidx threads``: the launch, then each output's and operand's thread-id map."""
     lines = [
         f"{doc['name']} ({doc['computation']}): {doc['emitter']} emitter on {doc['device']['name']}"
     ]
@@ -46,6 +47,7 @@ def threads_lines(doc: dict[str, Any]) -> list[str]:
 
 
 def coalescing_lines(doc: dict[str, Any]) -> list[str]:
+    """``hloidx coalescing``: one row per fusion operand, then the totals."""
     device = doc["device"]["name"]
     lines = [f"coalescing of {doc['module']} on {device} (first warp, XLA's analysis)"]
     lines.extend(f"  note: {note}" for note in doc.get("notes", ()))
