@@ -62,9 +62,16 @@ async def _open(client: LanguageClient, text: str, suffix: str = ".hlo") -> str:
     )
     for _ in range(200):
         if uri in client.diagnostics:
-            return uri
+            break
         await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    raise AssertionError("no diagnostics")
+    else:
+        raise AssertionError("no diagnostics")
+    # the parse's errors come first, the index's warnings after: a request answers once both
+    # are in (the server's messages arrive in order)
+    await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(types.TextDocumentIdentifier(uri))
+    )
+    return uri
 
 
 def _where(text: str, needle: str, after: str = "", nth: int = 0) -> types.Position:

@@ -58,12 +58,8 @@ def analyse_text(text: str, name: str = "<string>") -> FileAnalysis:
     """Parse, verify and index ``text``; never raises (an internal failure becomes a
     diagnostic at the start of the text)."""
     analysis = FileAnalysis(name, text)
-    try:
-        analysis._build()
-    except Exception as error:  # a bug must not silence the server: say so, located
-        analysis.diagnostics.append(
-            Diagnostic(0, 0, f"internal error in hloidx: {type(error).__name__}: {error}", "error")
-        )
+    analysis.parse()
+    analysis.finish()
     return analysis
 
 
@@ -85,7 +81,30 @@ class FileAnalysis:
         self._lock = threading.RLock()
 
     # -- building -----------------------------------------------------------------------------
-    def _build(self) -> None:
+    def parse(self) -> None:
+        """The module and every parse and verifier error (the first diagnostics); never
+        raises."""
+        try:
+            self._parse()
+        except Exception as error:  # a bug must not silence the server: say so, located
+            self._internal(error)
+        self.diagnostics.sort(key=lambda d: (d.start, d.end))
+
+    def finish(self) -> None:
+        """The name index and the warnings it finds (after :meth:`parse`); never raises."""
+        if self.is_mlir:
+            return
+        try:
+            self._index()
+        except Exception as error:
+            self._internal(error)
+        self.diagnostics.sort(key=lambda d: (d.start, d.end))
+
+    def _internal(self, error: Exception) -> None:
+        message = f"internal error in hloidx: {type(error).__name__}: {error}"
+        self.diagnostics.append(Diagnostic(0, 0, message, "error"))
+
+    def _parse(self) -> None:
         if self.is_mlir:
             self._build_mlir()
             return
@@ -95,6 +114,10 @@ class FileAnalysis:
         self.module = module
         for error in errors:
             self.diagnostics.append(self._diagnostic(error))
+        if module is None and not errors and self.text.strip():
+            self.diagnostics.append(Diagnostic(0, 0, "no HLO module found in this text", "error"))
+
+    def _index(self) -> None:
         self.index = scan(self.text)
         for start, end, key in self.index.unknown_attributes:
             self.diagnostics.append(
@@ -106,9 +129,6 @@ class FileAnalysis:
                     "warning",
                 )
             )
-        if module is None and not errors and self.text.strip():
-            self.diagnostics.append(Diagnostic(0, 0, "no HLO module found in this text", "error"))
-        self.diagnostics.sort(key=lambda d: (d.start, d.end))
 
     def _build_mlir(self) -> None:
         from ..errors import HloidxError

@@ -24,7 +24,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from .document import DEFAULT_DEVICE, FileAnalysis, analyse_text, content_hash
+from .document import DEFAULT_DEVICE, FileAnalysis, content_hash
 
 __all__ = ["HloLanguageServer", "build_server"]
 
@@ -185,8 +185,15 @@ class HloLanguageServer(LanguageServer):
         digest = content_hash(text)
         kept = self.kept.get(digest)
         if kept is None:
+            # the parse's errors are published first; the index (and its warnings) follows
             future = self.worker.submit(_ANALYSIS, self._build, uri, text)
             kept = await asyncio.shield(asyncio.wrap_future(future))
+            if self.open.get(uri) is state:
+                self.publish(uri, version, *kept)
+            before = len(kept[0].diagnostics)
+            await asyncio.shield(asyncio.wrap_future(self.worker.submit(_ANALYSIS, kept[0].finish)))
+            if len(kept[0].diagnostics) == before:
+                version = None  # nothing new to publish
             self.kept[digest] = kept
             while len(self.kept) > KEPT:
                 self.kept.popitem(last=False)
@@ -195,13 +202,16 @@ class HloLanguageServer(LanguageServer):
         if self.open.get(uri) is not state:
             return kept[0]
         state.analysis, state.lines = kept
-        self.publish(uri, version, *kept)
+        if version is not None:
+            self.publish(uri, version, *kept)
         self.start_background(state, kept[0])
         return kept[0]
 
     def _build(self, uri: str, text: str) -> tuple[FileAnalysis, LineMap]:
         name = uri.rsplit("/", 1)[-1] or uri
-        return analyse_text(text, name), LineMap(text, self.encoding())
+        analysis = FileAnalysis(name, text)
+        analysis.parse()
+        return analysis, LineMap(text, self.encoding())
 
     def publish(
         self, uri: str, version: int | None, analysis: FileAnalysis, lines: LineMap
