@@ -68,7 +68,7 @@ async def run(text: str, hovers: int) -> dict[str, float]:
             print(f"  {len(params.diagnostics)} diagnostics", file=sys.stderr)
 
     @client.feature("hloidx/analysed")
-    def _analysed(params: object) -> None:
+    def _analysed(params):  # no annotation: pygls would convert the params to it
         if not analysed.done():
             analysed.set_result(time.perf_counter())
 

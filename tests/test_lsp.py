@@ -295,3 +295,46 @@ async def test_hover_on_metadata_and_lenses(client: LanguageClient):
     assert lenses
     lens = await client.code_lens_resolve_async(lenses[0])
     assert "(estimate, h100)" in lens.command.title or "cost:" in lens.command.title
+
+
+async def test_inlay_hints_show_operands_not_read_exactly_once(client: LanguageClient):
+    text = CASES["FusionOpWithReducedSlice"]["hlo"]
+    uri = await _open(client, text)
+    end = types.Position(text.count("\n") + 1, 0)
+    hints = await client.text_document_inlay_hint_async(
+        types.InlayHintParams(
+            types.TextDocumentIdentifier(uri), types.Range(types.Position(0, 0), end)
+        )
+    )
+    got = {(h.position.line, h.position.character): h.label for h in hints}
+    # by hand: the slice reads 16*32*128 of the 150*64*1024 elements (0.67%), each once; the
+    # reduce reads its init value once per output element (32); p0_slice is read exactly once
+    share = f"{16 * 32 * 128 / (150 * 64 * 1024) * 100:.2g}% read"
+    expected = {}
+    for name, after, label in [
+        ("p0)", "p0_slice =", share),
+        ("p0_init)", "reduce(", "×32"),
+        ("p0,", "fusion(", share),
+        ("p0_init)", "fusion(", "×32"),
+    ]:
+        at = _where(text, name, after)
+        expected[(at.line, at.character + len(name) - 1)] = label  # just after the name
+    assert got == expected
+
+
+async def test_a_change_is_analysed_again(client: LanguageClient):
+    uri = await _open(client, DAMAGED)
+    assert client.diagnostics[uri]
+    fixed = DAMAGED.replace("p9", "p0").replace("f32[3]", "f32[2]")
+    fixed = fixed.replace("frobnicate", "negate").replace(", zzz=1", "")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(2, uri),
+            [types.TextDocumentContentChangeWholeDocument(fixed)],
+        )
+    )
+    symbols = await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(types.TextDocumentIdentifier(uri))
+    )
+    assert [c.name for c in symbols[0].children] == ["p0", "a", "b", "c", "d"]
+    assert not client.diagnostics[uri]

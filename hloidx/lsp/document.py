@@ -532,6 +532,19 @@ class FileAnalysis:
             if i.opcode == "fusion"
         ]
 
+    def kernel_instructions(self) -> list[InstructionInfo]:
+        """Every instruction of the kernel computations, the fusions first: those whose
+        hover shows a cost row (what the background estimates)."""
+        kernels = self.kernel_computations()
+        rest = [
+            i
+            for comp in self.index.computations
+            if comp.name in kernels
+            for i in comp.instructions
+            if i.opcode != "fusion"
+        ]
+        return self.fusions() + rest
+
     def lens_title(self, computation: str, name: str, device: str) -> str:
         cost = self.cost(computation, name, device)
         if cost is None:

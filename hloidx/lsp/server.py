@@ -257,7 +257,7 @@ class HloLanguageServer(LanguageServer):
             if not analysis.fully_analysed:
                 next(steps, None)
                 if analysis.fully_analysed:
-                    kernels = iter(analysis.fusions())
+                    kernels = iter(analysis.kernel_instructions())
                 return True
             batch = list(itertools.islice(kernels, 50))
             for instr in batch:
@@ -329,6 +329,7 @@ def _register(server: HloLanguageServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: HloLanguageServer, params: types.InitializeParams) -> None:
         ls.configure(params.initialization_options)
+        ls.worker.submit(_ANALYSIS, _warm_up)  # the parser's imports, before the first file
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(
@@ -501,6 +502,16 @@ def _register(server: HloLanguageServer) -> None:
         )
         lens.command = types.Command(title, "")
         return lens
+
+
+def _warm_up() -> None:
+    """Import the parser, the analysis and the printer (half a second) while the editor is
+    still sending the first file."""
+    from ..hlo.analysis import analyze_instruction  # noqa: F401
+    from ..hlo.syntax import parse_hlo_lenient
+    from ..maps.printer import format_map  # noqa: F401
+
+    parse_hlo_lenient("HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n}\n")
 
 
 _SYMBOL_KINDS = {"computation": types.SymbolKind.Function, "instruction": types.SymbolKind.Variable}
