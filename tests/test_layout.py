@@ -30,6 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "perf": {"gpu", "tiling", "hlo", "maps", "base"},
     "cli": {
         "cli",
+        "lsp",
         "check",
         "perf",
         "gpu",
@@ -40,6 +41,8 @@ ALLOWED: dict[str, set[str]] = {
         "maps",
         "base",
     },
+    # the language server (hloidx lsp): the library's answers over LSP; never the CLI
+    "lsp": {"perf", "gpu", "tiling", "stablehlo", "hlo", "maps", "base"},
     # the display layer: the public result objects; it reaches the CLI's text renderers
     # lazily only (test_layout_display_code_stays_above_the_analyses)
     "notebook": {

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .index import HloIndex, InstructionInfo, Occurrence, scan
+from .text import cost_text, one_line, utilization_label, utilization_text
 
-__all__ = ["Diagnostic", "FileAnalysis", "Symbol", "analyse_text", "utilization_label"]
+__all__ = ["Diagnostic", "FileAnalysis", "Symbol", "analyse_text"]
 
 #: ``--device`` of ``hloidx cost`` (the server's default when the client sets none)
 DEFAULT_DEVICE = "rtx-a6000"
@@ -321,7 +322,7 @@ class FileAnalysis:
                 Symbol(
                     i.name,
                     "instruction",
-                    _one_line(self.text, i.name_end, i.end, 80).lstrip(" =\t"),
+                    one_line(self.text, i.name_end, i.end, 80).lstrip(" =\t"),
                     i.start,
                     i.end,
                     i.name_start,
@@ -369,7 +370,7 @@ class FileAnalysis:
             root = root or (comp.instructions[-1] if comp.instructions else None)
             lines.append(f"{len(comp.instructions)} instructions")
             if root is not None:
-                lines.append("root: `" + _one_line(self.text, root.name_start, root.end, 160) + "`")
+                lines.append("root: `" + one_line(self.text, root.name_start, root.end, 160) + "`")
         callers = self.index.callers(found.name)
         if callers:
             lines.append("")
@@ -391,7 +392,7 @@ class FileAnalysis:
         lines: list[str] = []
         if info is not None:
             lines.append(
-                "```hlo\n" + _one_line(self.text, info.start, info.end, _HOVER_LINE) + "\n```"
+                "```hlo\n" + one_line(self.text, info.start, info.end, _HOVER_LINE) + "\n```"
             )
         else:
             lines.append(f"`%{found.name}`")
@@ -556,56 +557,3 @@ class FileAnalysis:
         bound = cost.bound
         bound = f"{bound}-bound" if bound in ("memory", "compute") else bound
         return f"≈ {human_time(cost.exec_time_ns)} · {bound} (estimate, {device})"
-
-
-def utilization_text(u: Any) -> str:
-    if u is None:
-        return "not computed"
-    if u.is_unknown or u.distinct is None or u.reads is None:
-        return "unknown"
-    return f"distinct {u.distinct:.4g}, reads {u.reads:.4g} ({u.kind})"
-
-
-def utilization_label(u: Any) -> str:
-    """``22% read``, ``×2.3`` or both; empty when every element is read exactly once."""
-    if u is None:
-        return ""
-    if u.is_unknown or u.distinct is None or u.reads is None:
-        return "reads unknown"
-    parts = []
-    prefix = {"estimate": "≈", "upper_bound": "≤"}.get(u.kind, "")
-    if u.distinct < 1 - 1e-9:
-        parts.append(f"{prefix}{_percent(u.distinct)} read")
-    per_read = u.reads / u.distinct if u.distinct > 0 else 0.0
-    if abs(per_read - 1) > 1e-9 and u.distinct > 0:
-        parts.append(f"{prefix}×{per_read:.2g}")
-    return " ".join(parts)
-
-
-def _percent(fraction: float) -> str:
-    value = fraction * 100
-    if value >= 1:
-        return f"{value:.0f}%"
-    return f"{value:.2g}%"
-
-
-def cost_text(cost: Any, device: str) -> str:
-    if isinstance(cost, str):
-        return f"**cost** ({device}): {cost}"
-    from ..perf.text import human_bytes, human_count, human_time
-
-    bound = cost.bound
-    bound = f"{bound}-bound" if bound in ("memory", "compute") else bound
-    return (
-        f"**cost** (estimate, {device}, hloidx model): {human_time(cost.exec_time_ns)} per launch, "
-        f"{bound} · {cost.kind}, {cost.emitter} · read {human_bytes(cost.bytes_read)} · "
-        f"written {human_bytes(cost.bytes_written)} · {human_count(cost.flops)} flops"
-    )
-
-
-def _one_line(text: str, start: int, end: int, width: int) -> str:
-    """The text of ``[start, end)`` on one line (runs of blanks and newlines become one
-    space), cut at ``width`` characters."""
-    piece = text[start : min(end, start + width * 4)]
-    flat = " ".join(piece.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"

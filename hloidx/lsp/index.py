@@ -19,6 +19,8 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
+from .attribute_names import COMPUTATION_ATTRIBUTES, KNOWN_ATTRIBUTES
+
 __all__ = ["ComputationInfo", "HloIndex", "InstructionInfo", "Occurrence", "scan"]
 
 _NAME = r"[A-Za-z_][\w.\-]*"
@@ -45,115 +47,6 @@ _STACK_FRAME = re.compile(r"stack_frame_id=(\d+)")
 _SOURCE_FILE = re.compile(r'source_file="((?:[^"\\]|\\.)*)"')
 _SOURCE_LINE = re.compile(r"source_line=(\d+)")
 _ELEMENT = re.compile(r"\d+")
-
-#: Attributes that name called computations (XLA's parser resolves each to a computation).
-COMPUTATION_ATTRIBUTES = frozenset(
-    {
-        "calls",
-        "to_apply",
-        "condition",
-        "body",
-        "branch_computations",
-        "true_computation",
-        "false_computation",
-        "select",
-        "scatter",
-        "called_computations",
-        "async_computation",
-        "comparator",
-    }
-)
-
-#: Every instruction attribute XLA's HLO parser reads (``hlo_parser.cc``), as far as hloidx
-#: knows them; any other is reported as a warning (XLA's parser would reject it).
-KNOWN_ATTRIBUTES = COMPUTATION_ATTRIBUTES | {
-    "algorithm",
-    "api_version",
-    "async_execution_thread",
-    "backend_config",
-    "batch_group_count",
-    "channel_id",
-    "collapsed_slice_dims",
-    "comparison_type",
-    "constrain_layout",
-    "control-predecessors",
-    "cross_program_prefetch_index",
-    "custom_call_has_side_effect",
-    "custom_call_schedule",
-    "custom_call_target",
-    "decomposition",
-    "dim_labels",
-    "dimensions",
-    "direction",
-    "distribution",
-    "dynamic_slice_sizes",
-    "exponent_bits",
-    "feature_group_count",
-    "fft_length",
-    "fft_type",
-    "frontend_attributes",
-    "index",
-    "index_vector_dim",
-    "indices_are_sorted",
-    "infeed_config",
-    "input_batching_dims",
-    "inserted_window_dims",
-    "iota_dimension",
-    "is_cross_program_prefetch",
-    "is_host_transfer",
-    "is_stable",
-    "k",
-    "kind",
-    "largest",
-    "left_side",
-    "lhs_batch_dims",
-    "lhs_contracting_dims",
-    "lhs_ragged_dims",
-    "literal",
-    "lower",
-    "mantissa_bits",
-    "metadata",
-    "offset_dims",
-    "operand_batching_dims",
-    "operand_layout_constraints",
-    "operand_precision",
-    "origin",
-    "original_value",
-    "outfeed_config",
-    "outfeed_shape",
-    "output_to_operand_aliasing",
-    "padding",
-    "padding_type",
-    "parameter_replication",
-    "precision_config",
-    "replica_groups",
-    "result_accuracy",
-    "rhs_batch_dims",
-    "rhs_contracting_dims",
-    "rhs_group_dims",
-    "rng_algorithm",
-    "scatter_dims_to_operand_dims",
-    "scatter_indices_batching_dims",
-    "schedule",
-    "sharding",
-    "slice",
-    "slice_sizes",
-    "source_target_pairs",
-    "sparsity",
-    "split_count",
-    "split_dimension",
-    "start_index_map",
-    "start_indices_batching_dims",
-    "statistics",
-    "transpose_a",
-    "tuple_index",
-    "type",
-    "unique_indices",
-    "unit_diagonal",
-    "update_window_dims",
-    "use_global_device_ids",
-    "window",
-}
 
 #: Opcodes whose parentheses hold a literal, not operands.
 _LITERAL_OPCODES = frozenset({"parameter", "constant"})

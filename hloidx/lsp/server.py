@@ -23,7 +23,6 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from .. import __version__
 from .document import DEFAULT_DEVICE, FileAnalysis, content_hash
 
 __all__ = ["HloLanguageServer", "build_server"]
@@ -126,7 +125,7 @@ class _Open:
 
 class HloLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("hloidx", __version__)
+        super().__init__("hloidx", _version())
         self.worker = Worker()
         self.open: dict[str, _Open] = {}
         self.kept: OrderedDict[str, tuple[FileAnalysis, LineMap]] = OrderedDict()
@@ -313,6 +312,15 @@ class HloLanguageServer(LanguageServer):
     async def run(self, function: Callable[..., Any], *args: Any) -> Any:
         """``function(*args)`` on the worker, before any background work."""
         return await asyncio.wrap_future(self.worker.submit(_REQUEST, function, *args))
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hloidx")
+    except PackageNotFoundError:  # a checkout that is not installed
+        return "unknown"
 
 
 def build_server() -> HloLanguageServer:
