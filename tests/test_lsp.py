@@ -338,3 +338,19 @@ async def test_a_change_is_analysed_again(client: LanguageClient):
     )
     assert [c.name for c in symbols[0].children] == ["p0", "a", "b", "c", "d"]
     assert not client.diagnostics[uri]
+
+
+MLIR = """func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.add %arg0, %arg9 : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+"""
+
+
+async def test_stablehlo_diagnostics(client: LanguageClient):
+    uri = await _open(client, MLIR, suffix=".mlir")
+    (d,) = client.diagnostics[uri]
+    assert d.range == _span(MLIR, "%arg9")
+    assert "%arg9" in d.message
+    uri = await _open(client, MLIR.replace("%arg9", "%arg0"), suffix=".mlir")
+    assert not client.diagnostics[uri]

@@ -10,6 +10,7 @@ computes are kept in it, so that a second request for the same instruction answe
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,7 +23,10 @@ __all__ = ["Diagnostic", "FileAnalysis", "Symbol", "analyse_text"]
 
 #: ``--device`` of ``hloidx cost`` (the server's default when the client sets none)
 DEFAULT_DEVICE = "rtx-a6000"
-_HOVER_LINE = 240  # the instruction's text shown in a hover is cut at this width
+_HOVER_LINE = 240
+_TOKEN = re.compile(
+    r"[%@]?[A-Za-z_][\w.\-$]*"
+)  # the instruction's text shown in a hover is cut at this width
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +148,9 @@ class FileAnalysis:
         span = error.span
         start = span.start if span is not None else 0
         end = span.end if span is not None else 0
+        name = _TOKEN.match(self.text, start) if end - start <= 1 else None
+        if name is not None:  # a point on a name (`%arg9`): mark the whole name
+            end = name.end()
         if end <= start:  # a point: mark the token there
             end = start
             while end < len(self.text) and end - start < 80 and not self.text[end].isspace():

@@ -185,10 +185,12 @@ class HloLanguageServer(LanguageServer):
         kept = self.kept.get(digest)
         if kept is None:
             # the parse's errors are published first; the index (and its warnings) follows
+            logger.info("analysing %s (%d characters)", uri, len(text))
             future = self.worker.submit(_ANALYSIS, self._build, uri, text)
             kept = await asyncio.shield(asyncio.wrap_future(future))
             if self.open.get(uri) is state:
                 self.publish(uri, version, *kept)
+            logger.info("parsed %s: %d diagnostics", uri, len(kept[0].diagnostics))
             before = len(kept[0].diagnostics)
             await asyncio.shield(asyncio.wrap_future(self.worker.submit(_ANALYSIS, kept[0].finish)))
             if len(kept[0].diagnostics) == before:
