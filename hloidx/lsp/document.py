@@ -250,11 +250,13 @@ class FileAnalysis:
         from ..errors import HloidxError
         from ..hlo.ir import Computation, HloModule
         from ..perf.devices import cost_device
-        from ..perf.kernels import find_kernels
+        from ..perf.kernels import FREE, find_kernels
         from ..perf.report import estimate_kernel
 
         if instr.opcode in ("while", "call", "conditional"):
             return "control flow: the kernels of its computations have their own rows"
+        if instr.opcode in FREE:
+            return "launches no kernel (cost 0)"
         module = self.module
         holder = Computation(f"{instr.name}.__hover", [instr], is_entry=True)
         shell = HloModule(module.name, module.attributes, module.computations, holder, None)
