@@ -7,6 +7,7 @@ in the test's own text (``_where``), expected maps come from XLA's test expectat
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sys
@@ -18,6 +19,8 @@ pytest.importorskip("pygls")
 pytest_lsp = pytest.importorskip("pytest_lsp")
 from lsprotocol import types  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
+
+from hloidx.lsp.document import content_hash  # noqa: E402
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -45,11 +48,11 @@ async def client(lsp_client: LanguageClient):
 
 
 _opened = 0
-ANALYSED: list[str] = []
+ANALYSED: list[tuple[str, str]] = []  # (name, content hash) of each text fully analysed
 
 
 def _analysed(*args) -> None:
-    ANALYSED.append(args[-1].name)
+    ANALYSED.append((args[-1].name, args[-1].digest))
 
 
 async def _open(client: LanguageClient, text: str, suffix: str = ".hlo") -> str:
@@ -341,6 +344,13 @@ async def test_a_change_is_analysed_again(client: LanguageClient):
     )
     assert [c.name for c in symbols[0].children] == ["p0", "a", "b", "c", "d"]
     assert not client.diagnostics[uri]
+    # the background analysis runs again for the new text, and says when it is done
+    done = (uri, content_hash(fixed))
+    for _ in range(100):
+        if done in ANALYSED:
+            break
+        await asyncio.wait_for(client.wait_for_notification("hloidx/analysed"), 60)
+    assert done in ANALYSED
 
 
 MLIR = """func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {

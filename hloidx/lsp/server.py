@@ -121,6 +121,8 @@ class _Open:
         self.lines: LineMap | None = None
         self.pending: asyncio.Task[Any] | None = None
         self.background: concurrent.futures.Future[Any] | None = None
+        #: the analysis the background work is for (a change starts it again for the new one)
+        self.background_for: FileAnalysis | None = None
 
 
 class HloLanguageServer(LanguageServer):
@@ -246,8 +248,9 @@ class HloLanguageServer(LanguageServer):
     def start_background(self, state: _Open, analysis: FileAnalysis) -> None:
         """Analyse every instruction, then estimate every kernel (default device), a slice
         at a time on the worker; a request goes first between two slices."""
-        if analysis.fully_analysed or state.background is not None:
+        if analysis.fully_analysed or state.background_for is analysis:
             return
+        state.background_for = analysis
         steps = analysis.analyse_all()
         loop = asyncio.get_running_loop()
         device = self.device
@@ -290,7 +293,7 @@ class HloLanguageServer(LanguageServer):
                 self.workspace_inlay_hint_refresh(None)
         except Exception as error:  # pragma: no cover - a client that went away
             logger.warning("refresh failed: %s", error)
-        self.protocol.notify("hloidx/analysed", {"name": analysis.name})
+        self.protocol.notify("hloidx/analysed", {"name": analysis.name, "digest": analysis.digest})
 
     async def current(self, uri: str) -> tuple[FileAnalysis, LineMap] | None:
         """The analysis of the file's present text (waiting for it when it is under way)."""
