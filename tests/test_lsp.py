@@ -185,6 +185,23 @@ async def test_definition_of_a_called_computation_is_its_header(client: Language
     )
     assert [g.range.start.line for g in got] == [header]
     assert got[0].range.start.character == 0  # `%fused_computation.3` opens the line
+    # hover on the computation name: who calls it (found here by hand)
+    callers = re.findall(
+        r"^  (?:ROOT )?%([\w.\-]+) = .*calls=%fused_computation\.3[,\s]", text, re.M
+    )
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), position)
+    )
+    assert f"called by {len(callers)}:" in hover.contents.value
+    for name in callers:
+        assert f"`%{name}` (fusion, `calls=`)" in hover.contents.value
+    # hover on the fusion: its cost row on the device the client's settings name
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            types.TextDocumentIdentifier(uri), _where(text, callers[0] + " =", "ENTRY")
+        )
+    )
+    assert "**cost** (estimate, h100, hloidx model)" in hover.contents.value
 
 
 async def test_references_of_a_parameter(client: LanguageClient):
