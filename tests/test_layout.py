@@ -34,6 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "cli": {
         "cli",
         "render",
+        "lsp",
         "check",
         "perf",
         "gpu",
@@ -44,6 +45,8 @@ ALLOWED: dict[str, set[str]] = {
         "maps",
         "base",
     },
+    # the language server (hloidx lsp): the library's answers over LSP; never the CLI
+    "lsp": {"render", "perf", "gpu", "tiling", "stablehlo", "hlo", "maps", "base"},
     # the display layer: the public result objects; it reaches the text renderers lazily only
     # (test_layout_display_code_stays_above_the_analyses)
     "notebook": {

@@ -193,6 +193,24 @@ def simplify(
         sys.exit(EXIT_PROBLEMS)
 
 
+@cli.command()
+def lsp() -> None:
+    """Run the HLO language server on stdin/stdout (for an editor; needs hloidx[lsp]).
+
+    Diagnostics as you type, maps, statuses and costs on hover, definitions, references,
+    outline, inlay hints and code lenses for .hlo, XLA dump .txt and StableHLO .mlir files.
+    The README's "Editors" section shows the setup for Neovim, Emacs and VS Code.
+    """
+    try:
+        from ..lsp.server import build_server
+    except ImportError as error:
+        click.echo(
+            f"error: hloidx lsp needs pygls 2: pip install 'hloidx[lsp]' ({error})", err=True
+        )
+        sys.exit(EXIT_BAD_INPUT)
+    build_server().start_io()
+
+
 from .check_command import check as _check  # noqa: E402
 from .cost_command import cost as _cost  # noqa: E402
 from .gpu_commands import coalescing as _coalescing  # noqa: E402
