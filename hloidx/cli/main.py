@@ -8,7 +8,7 @@ expectation); 2 bad input or usage; 3 an internal error (one line; the traceback
 from __future__ import annotations
 
 import contextlib
-import json
+import importlib
 import os
 import sys
 from typing import Any
@@ -24,6 +24,7 @@ from .options import (
     State,
     console,
     global_options,
+    plural,
     read_text,
     report_error,
     reset_state,
@@ -37,7 +38,32 @@ class _ReaderGone(Exception):
     handler (which exits 1 on a closed pipe) lets it through to :func:`main`, which exits 0."""
 
 
+#: Every command but ``simplify`` and the module that defines it: a module is imported only
+#: when its command runs (or ``--help`` lists them all), so ``hloidx simplify`` never loads
+#: the analysis layers the other commands need.
+_LAZY_COMMANDS = {
+    "check": ("check_command", "check"),
+    "coalescing": ("gpu_commands", "coalescing"),
+    "cost": ("cost_command", "cost"),
+    "maps": ("maps_command", "maps"),
+    "show": ("show_command", "show"),
+    "summary": ("summary_command", "summary"),
+    "threads": ("gpu_commands", "threads"),
+    "tile": ("tile_command", "tile"),
+}
+
+
 class _Commands(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in _LAZY_COMMANDS:
+            module, name = _LAZY_COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(f".{module}", __package__), name)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -179,11 +205,15 @@ def simplify(
         json_doc = dict(doc)
         if json_doc["verdict"] is not None:
             json_doc["verdict"] = {k: v for k, v in json_doc["verdict"].items() if k != "label"}
+        import json
+
         click.echo(json.dumps(json_doc, indent=2))
-    else:
+    elif _stdout_is_terminal():
         from .render import render_simplify
 
         render_simplify(console(), doc, doc["rules"] if explain else None)
+    else:
+        click.echo("\n".join(_simplify_lines(doc, doc["rules"] if explain else None)))
     if verdict is not None and verdict.is_refuted:
         if fmt == "text":
             click.echo(
@@ -193,23 +223,42 @@ def simplify(
         sys.exit(EXIT_PROBLEMS)
 
 
-from .check_command import check as _check  # noqa: E402
-from .cost_command import cost as _cost  # noqa: E402
-from .gpu_commands import coalescing as _coalescing  # noqa: E402
-from .gpu_commands import threads as _threads  # noqa: E402
-from .maps_command import maps as _maps  # noqa: E402
-from .show_command import show as _show  # noqa: E402
-from .summary_command import summary as _summary  # noqa: E402
-from .tile_command import tile as _tile  # noqa: E402
+def _simplify_lines(doc: dict[str, Any], explain_rules: list[Any] | None) -> list[str]:
+    """What ``render_simplify`` prints, as plain lines: for a pipe or a file, where Rich would
+    add nothing (no styles, no wrapping) and importing it would cost more than the command."""
+    lines = []
+    if explain_rules is not None:
+        lines.append(f"{plural(len(explain_rules), 'rule')} applied")
+        for i, rule in enumerate(explain_rules, 1):
+            lines += [f"{i}. {rule['name']}", "   " + rule["map"]]
+    lines.append(doc["simplified"])
+    verdict = doc.get("verdict")
+    if verdict is not None:
+        lines.append("verdict: " + verdict["label"])
+        if verdict.get("counterexample"):
+            lines.append(f"counterexample: {verdict['counterexample']}")
+    return lines
 
-cli.add_command(_maps)
-cli.add_command(_check)
-cli.add_command(_summary)
-cli.add_command(_show)
-cli.add_command(_threads)
-cli.add_command(_coalescing)
-cli.add_command(_tile)
-cli.add_command(_cost)
+
+def _stdout_is_terminal() -> bool:
+    """Whether standard output is a terminal, as Rich's console decides it (``--color``, then
+    ``TTY_COMPATIBLE``, ``FORCE_COLOR``, ``isatty``), asking Rich only where its answer could
+    differ from ``isatty`` (those variables set, IDLE, Jupyter)."""
+    force = {"always": True, "never": False}.get(State.color)
+    if force is not None:
+        return force
+    if (
+        "IPython" in sys.modules
+        or "TTY_COMPATIBLE" in os.environ
+        or "FORCE_COLOR" in os.environ
+        or getattr(sys.stdin, "__module__", "").startswith("idlelib")
+    ):
+        return bool(console().is_terminal)
+    isatty = getattr(sys.stdout, "isatty", None)
+    try:
+        return False if isatty is None else bool(isatty())
+    except ValueError:
+        return False
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -21,12 +21,26 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, product
 from math import prod
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..caches import memo
-from .expr import Const, Expr, Var, VarKind, evaluate, variables
+from .expr import (
+    Add,
+    CeilDiv,
+    Const,
+    Expr,
+    FloorDiv,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Var,
+    VarKind,
+    evaluate,
+    variables,
+)
 from .indexing_map import IndexingMap
 from .interval import Interval
 
@@ -67,7 +81,8 @@ def _worse(a: str, b: str) -> str:
 
 class _ImageSet:
     """A per-dimension set of operand coordinates: an interval ``[lower, upper]`` (a plain
-    variable's image, however long), a sorted unique array, or only a count."""
+    variable's image, however long), sorted unique values (a NumPy array, or a Python list
+    when a small group was counted without NumPy), or only a count."""
 
     __slots__ = ("count", "interval", "values")
 
@@ -89,14 +104,25 @@ class _ImageSet:
             return self._within(other.interval)
         if self.values is None or other.values is None:
             return None
+        if type(self.values) is list and type(other.values) is list:
+            mine = sorted(set(self.values).intersection(other.values))
+            return _ImageSet(mine, len(mine))
         import numpy as np
 
-        common = np.intersect1d(self.values, other.values, assume_unique=True)
+        common = np.intersect1d(
+            np.asarray(self.values, dtype=np.int64),
+            np.asarray(other.values, dtype=np.int64),
+            assume_unique=True,
+        )
         return _ImageSet(common, len(common))
 
     def _within(self, interval: Interval) -> _ImageSet:
         assert self.values is not None
-        inside = self.values[(self.values >= interval.lower) & (self.values <= interval.upper)]
+        lower, upper = interval.lower, interval.upper
+        if type(self.values) is list:
+            kept = [x for x in self.values if lower <= x <= upper]
+            return _ImageSet(kept, len(kept))
+        inside = self.values[(self.values >= lower) & (self.values <= upper)]
         return _ImageSet(inside, len(inside))
 
 
@@ -162,8 +188,6 @@ def _group_image(
     operand_dims: Sequence[int],
 ) -> tuple[list[_ImageSet] | None, str]:
     """Per-result image sets of one group. Returns (None, kind) when only a count is known."""
-    import numpy as np
-
     bounds = m.bounds()
     order = sorted(group_vars, key=lambda v: (int(v.kind), v.index))
     size = prod(bounds[v].size() for v in order)
@@ -184,8 +208,18 @@ def _group_image(
             rng = expr_range(r, bounds).intersect(Interval(0, operand_dims[i] - 1))
             counts.append(_ImageSet(None, rng.size()))
         return counts, "upper_bound"
-    mags = {v: max(abs(bounds[v].lower), abs(bounds[v].upper)) for v in order}
     limits = [operand_dims[i] for i in result_ids]
+    keys = (
+        _small_group_keys(results, order, bounds, constraints, limits) if size <= _SMALL else None
+    )
+    if keys is not None:
+        if len(results) == 1:
+            distinct = sorted(keys)
+            return [_ImageSet(distinct, len(distinct))], "exact"
+        return [_ImageSet(None, len(keys))] + [_ImageSet(None, 1)] * (len(results) - 1), "joint"
+    import numpy as np
+
+    mags = {v: max(abs(bounds[v].lower), abs(bounds[v].upper)) for v in order}
     # one result: its distinct values; several sharing variables: the distinct tuples, each
     # coded as one integer (the image is not a product; keep the joint count)
     extent = limits[0] if len(results) == 1 else prod(limits)
@@ -210,6 +244,91 @@ def _group_image(
         return [_ImageSet(distinct, len(distinct))], "exact"
     joint = seen.count()
     return [_ImageSet(None, joint)] + [_ImageSet(None, 1)] * (len(results) - 1), "joint"
+
+
+#: a group of at most this many points is counted with Python ints, point by point: quicker
+#: than NumPy's set-up for so few points, and a small module never has to import NumPy
+_SMALL = 4096
+
+
+def _small_group_keys(
+    results: list[Expr],
+    order: list[Var],
+    bounds: dict[Var, Interval],
+    constraints: list,
+    limits: list[int],
+) -> set[int] | None:
+    """The group's in-bounds result tuples, each coded as one integer as the NumPy path codes
+    them (``key * limit + value``), over the feasible points of its box; None when the group
+    must go to the NumPy path (a divisor that may be zero, an expression too large to
+    compile)."""
+    exprs = [e for e, _ in constraints] + results
+    point_values = _python_function(exprs, order)
+    if point_values is None:
+        return None
+    checks = [(interval.lower, interval.upper) for _, interval in constraints]
+    first = len(checks)
+    pairs = list(zip(range(first, len(exprs)), limits, strict=True))
+    axes = [range(bounds[v].lower, bounds[v].upper + 1) for v in order]
+    keys: set[int] = set()
+    try:
+        for point in product(*axes):
+            values = point_values(*point)
+            if any(not lo <= values[i] <= hi for i, (lo, hi) in enumerate(checks)):
+                continue
+            key = 0
+            for i, limit in pairs:
+                x = values[i]
+                if not 0 <= x < limit:
+                    break
+                key = key * limit + x
+            else:
+                keys.add(key)
+    except ZeroDivisionError:
+        return None
+    return keys
+
+
+#: deepest expression compiled into a Python function (Python's own parser nests ~200 levels)
+_COMPILE_DEPTH = 40
+
+
+def _python_function(exprs: list[Expr], order: list[Var]) -> Any:
+    """A Python function of the variables of ``order`` (positionally) that returns the values
+    of ``exprs`` as a tuple, with floor semantics (``//``, ``%``); a zero divisor raises
+    ``ZeroDivisionError``. None when an expression is too deep or uses another variable."""
+    names = {v: f"v{i}" for i, v in enumerate(order)}
+
+    def text(node: Expr) -> str:
+        t = type(node)
+        if t is Const:
+            return f"({node.value})"
+        if t is Var:
+            return names[node]
+        if t is Add:
+            return "(" + " + ".join(text(x) for x in node.terms) + ")"
+        a, b = text(node.lhs), text(node.rhs)
+        if t is Mul:
+            return f"({a} * {b})"
+        if t is FloorDiv:
+            return f"({a} // {b})"
+        if t is CeilDiv:
+            return f"(-((-{a}) // {b}))"
+        if t is Mod:
+            return f"({a} % {b})"
+        if t is Min:
+            return f"min({a}, {b})"
+        assert t is Max
+        return f"max({a}, {b})"
+
+    if any(e.depth > _COMPILE_DEPTH for e in exprs):
+        return None
+    try:
+        body = ", ".join(text(e) for e in exprs)
+    except KeyError:  # a variable outside the group
+        return None
+    source = f"lambda {', '.join(names.values())}: ({body},)"
+    return eval(source, {"min": min, "max": max})  # our own expression text, never the user's
 
 
 class _Distinct:
