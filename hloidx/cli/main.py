@@ -28,6 +28,7 @@ from .options import (
     read_text,
     report_error,
     reset_state,
+    stdout_is_terminal,
 )
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_OK", "EXIT_PROBLEMS", "cli", "main"]
@@ -208,7 +209,7 @@ def simplify(
         import json
 
         click.echo(json.dumps(json_doc, indent=2))
-    elif _stdout_is_terminal():
+    elif stdout_is_terminal():
         from .render import render_simplify
 
         render_simplify(console(), doc, doc["rules"] if explain else None)
@@ -238,27 +239,6 @@ def _simplify_lines(doc: dict[str, Any], explain_rules: list[Any] | None) -> lis
         if verdict.get("counterexample"):
             lines.append(f"counterexample: {verdict['counterexample']}")
     return lines
-
-
-def _stdout_is_terminal() -> bool:
-    """Whether standard output is a terminal, as Rich's console decides it (``--color``, then
-    ``TTY_COMPATIBLE``, ``FORCE_COLOR``, ``isatty``), asking Rich only where its answer could
-    differ from ``isatty`` (those variables set, IDLE, Jupyter)."""
-    force = {"always": True, "never": False}.get(State.color)
-    if force is not None:
-        return force
-    if (
-        "IPython" in sys.modules
-        or "TTY_COMPATIBLE" in os.environ
-        or "FORCE_COLOR" in os.environ
-        or getattr(sys.stdin, "__module__", "").startswith("idlelib")
-    ):
-        return bool(console().is_terminal)
-    isatty = getattr(sys.stdout, "isatty", None)
-    try:
-        return False if isatty is None else bool(isatty())
-    except ValueError:
-        return False
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -19,9 +19,10 @@ and the figure is an ``upper_bound``.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import combinations, product
+from itertools import combinations
 from math import prod
 from typing import TYPE_CHECKING, Any
 
@@ -210,7 +211,7 @@ def _group_image(
         return counts, "upper_bound"
     limits = [operand_dims[i] for i in result_ids]
     keys = (
-        _small_group_keys(results, order, bounds, constraints, limits) if size <= _SMALL else None
+        _small_group_keys(results, order, bounds, constraints, limits) if _is_small(size) else None
     )
     if keys is not None:
         if len(results) == 1:
@@ -246,9 +247,15 @@ def _group_image(
     return [_ImageSet(None, joint)] + [_ImageSet(None, 1)] * (len(results) - 1), "joint"
 
 
-#: a group of at most this many points is counted with Python ints, point by point: quicker
-#: than NumPy's set-up for so few points, and a small module never has to import NumPy
-_SMALL = 4096
+#: a group of at most this many points is counted in Python loops: as quick as NumPy for so
+#: few points; and until NumPy is imported, groups up to ``_SMALL_WITHOUT_NUMPY`` points
+#: (a few milliseconds, where importing NumPy costs a tenth of a second)
+_SMALL = 512
+_SMALL_WITHOUT_NUMPY = 1 << 14
+
+
+def _is_small(size: int) -> bool:
+    return size <= _SMALL or (size <= _SMALL_WITHOUT_NUMPY and "numpy" not in sys.modules)
 
 
 def _small_group_keys(
@@ -260,75 +267,88 @@ def _small_group_keys(
 ) -> set[int] | None:
     """The group's in-bounds result tuples, each coded as one integer as the NumPy path codes
     them (``key * limit + value``), over the feasible points of its box; None when the group
-    must go to the NumPy path (a divisor that may be zero, an expression too large to
-    compile)."""
-    exprs = [e for e, _ in constraints] + results
-    point_values = _python_function(exprs, order)
-    if point_values is None:
-        return None
-    checks = [(interval.lower, interval.upper) for _, interval in constraints]
-    first = len(checks)
-    pairs = list(zip(range(first, len(exprs)), limits, strict=True))
-    axes = [range(bounds[v].lower, bounds[v].upper + 1) for v in order]
-    keys: set[int] = set()
-    try:
-        for point in product(*axes):
-            values = point_values(*point)
-            if any(not lo <= values[i] <= hi for i, (lo, hi) in enumerate(checks)):
-                continue
-            key = 0
-            for i, limit in pairs:
-                x = values[i]
-                if not 0 <= x < limit:
-                    break
-                key = key * limit + x
-            else:
-                keys.add(key)
-    except ZeroDivisionError:
-        return None
-    return keys
+    must go to the NumPy path (a divisor that may be zero, an expression too deep)."""
+    return _enumerate_small(order, bounds, constraints, results, limits)  # type: ignore[return-value]
 
 
-#: deepest expression compiled into a Python function (Python's own parser nests ~200 levels)
+def _small_feasible_count(
+    constraints: list, order: list[Var], bounds: dict[Var, Interval]
+) -> int | None:
+    """How many points of the box of ``order`` meet every constraint, counted with Python
+    ints (None: leave it to the NumPy path, as :func:`_small_group_keys`)."""
+    return _enumerate_small(order, bounds, constraints, [], [])  # type: ignore[return-value]
+
+
+#: deepest expression compiled into Python (Python's own parser nests ~200 levels)
 _COMPILE_DEPTH = 40
 
 
-def _python_function(exprs: list[Expr], order: list[Var]) -> Any:
-    """A Python function of the variables of ``order`` (positionally) that returns the values
-    of ``exprs`` as a tuple, with floor semantics (``//``, ``%``); a zero divisor raises
-    ``ZeroDivisionError``. None when an expression is too deep or uses another variable."""
-    names = {v: f"v{i}" for i, v in enumerate(order)}
-
-    def text(node: Expr) -> str:
-        t = type(node)
-        if t is Const:
-            return f"({node.value})"
-        if t is Var:
-            return names[node]
-        if t is Add:
-            return "(" + " + ".join(text(x) for x in node.terms) + ")"
-        a, b = text(node.lhs), text(node.rhs)
-        if t is Mul:
-            return f"({a} * {b})"
-        if t is FloorDiv:
-            return f"({a} // {b})"
-        if t is CeilDiv:
-            return f"(-((-{a}) // {b}))"
-        if t is Mod:
-            return f"({a} % {b})"
-        if t is Min:
-            return f"min({a}, {b})"
-        assert t is Max
-        return f"max({a}, {b})"
-
+def _enumerate_small(
+    order: list[Var],
+    bounds: dict[Var, Interval],
+    constraints: list,
+    results: list[Expr],
+    limits: list[int],
+) -> set[int] | int | None:
+    """Every point of the box of ``order`` in nested Python loops (one function compiled for
+    the group): the set of result codes, or with no results the count of feasible points.
+    Floor semantics as NumPy's (``//``, ``%``); None when a divisor is zero somewhere (the
+    NumPy path decides what that means) or an expression is too deep to compile."""
+    exprs = [e for e, _ in constraints] + results
     if any(e.depth > _COMPILE_DEPTH for e in exprs):
         return None
+    names = {v: f"v{i}" for i, v in enumerate(order)}
     try:
-        body = ", ".join(text(e) for e in exprs)
+        texts = [_python_text(e, names) for e in exprs]
     except KeyError:  # a variable outside the group
         return None
-    source = f"lambda {', '.join(names.values())}: ({body},)"
-    return eval(source, {"min": min, "max": max})  # our own expression text, never the user's
+    lines = ["def run():", " found = set()" if results else " found = 0"]
+    pad = " "
+    for v in order:
+        b = bounds[v]
+        lines.append(f"{pad}for {names[v]} in range({b.lower}, {b.upper + 1}):")
+        pad += " "
+    for (_, interval), text in zip(constraints, texts, strict=False):
+        lines.append(f"{pad}if not {interval.lower} <= {text} <= {interval.upper}: continue")
+    if results:
+        for k, (text, limit) in enumerate(zip(texts[len(constraints) :], limits, strict=True)):
+            lines.append(f"{pad}x = {text}")
+            lines.append(f"{pad}if not 0 <= x < {limit}: continue")
+            lines.append(f"{pad}key = x" if k == 0 else f"{pad}key = key * {limit} + x")
+        lines.append(f"{pad}found.add(key)")
+    else:
+        lines.append(f"{pad}found += 1")
+    lines.append(" return found")
+    scope: dict[str, Any] = {"min": min, "max": max}
+    exec("\n".join(lines), scope)  # our own expression text, never the user's
+    try:
+        return scope["run"]()
+    except ZeroDivisionError:
+        return None
+
+
+def _python_text(node: Expr, names: dict[Var, str]) -> str:
+    """``node`` as a Python expression over the variable names ``names``."""
+    t = type(node)
+    if t is Const:
+        return f"({node.value})"
+    if t is Var:
+        return names[node]
+    if t is Add:
+        return "(" + " + ".join(_python_text(x, names) for x in node.terms) + ")"
+    a, b = _python_text(node.lhs, names), _python_text(node.rhs, names)
+    if t is Mul:
+        return f"({a} * {b})"
+    if t is FloorDiv:
+        return f"({a} // {b})"
+    if t is CeilDiv:
+        return f"(-((-{a}) // {b}))"
+    if t is Mod:
+        return f"({a} % {b})"
+    if t is Min:
+        return f"min({a}, {b})"
+    assert t is Max
+    return f"max({a}, {b})"
 
 
 class _Distinct:
@@ -376,8 +396,12 @@ def _group_feasible(m: IndexingMap, group_vars: set[Var], constraints: list) -> 
 
     bounds = m.bounds()
     order = sorted(group_vars, key=lambda v: (int(v.kind), v.index))
-    if prod(bounds[v].size() for v in order) > GROUP_LIMIT:
+    size = prod(bounds[v].size() for v in order)
+    if size > GROUP_LIMIT:
         return True, "upper_bound"
+    kept = _small_feasible_count(constraints, order, bounds) if _is_small(size) else None
+    if kept is not None:
+        return kept > 0, "exact"
     mags = {v: max(abs(bounds[v].lower), abs(bounds[v].upper)) for v in order}
     for columns, n in _box_chunks(bounds, order):
         keep = _feasible(constraints, columns, mags, n)
@@ -490,6 +514,10 @@ def _iterations(m: IndexingMap) -> tuple[int, str]:
             kind = "upper_bound"
             continue
         order = sorted(group_vars, key=lambda v: (int(v.kind), v.index))
+        small = _small_feasible_count(constraints, order, bounds) if _is_small(group_box) else None
+        if small is not None:
+            total = total // group_box * small
+            continue
         mags = {v: max(abs(bounds[v].lower), abs(bounds[v].upper)) for v in order}
         kept = 0
         for columns, n in _box_chunks(bounds, order):
