@@ -149,3 +149,16 @@ def test_summary_sort_keys_spelled_as_the_library_has_them():
     from hloidx.hlo.summary import SORT_KEYS
 
     assert spelled == SORT_KEYS
+
+
+def test_version_is_the_packaged_one():
+    """``--version`` prints ``hloidx.__version__`` (no metadata look-up at start-up): it must
+    be the version the package is built with."""
+    import tomllib
+
+    from hloidx import __version__
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert __version__ == project["version"]
+    _, out = imported("--version")
+    assert out.strip() == f"hloidx, version {project['version']}"

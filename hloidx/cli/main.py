@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from .. import __version__
 from .options import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
@@ -76,7 +77,7 @@ class _Commands(click.Group):
     cls=_Commands,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(package_name="hloidx")
+@click.version_option(__version__, package_name="hloidx")  # no metadata look-up
 @global_options
 def cli() -> None:
     """Inspect XLA HLO indexing maps: which input elements an op or fusion reads, and how.
