@@ -159,6 +159,7 @@ def main() -> None:
     parser.add_argument("--steps", default="*", help="glob over bench/data/*.hlo.gz names")
     options = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # start-up is measured with bytecode cached
     print(f"python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     if not options.skip_startup:
         startup(options.runs, env)
