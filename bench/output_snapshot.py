@@ -43,7 +43,12 @@ def small_files() -> list[Path]:
 def run(tree: Path, args: list[str], cwd: Path) -> tuple[int, str, str]:
     env = {**os.environ, "PYTHONPATH": str(tree.resolve()), "HLOIDX_WIDTH": "100"}
     done = subprocess.run(
-        [sys.executable, "-m", "hloidx", *args], capture_output=True, env=env, cwd=cwd, check=False
+        # -P: the working directory (a checkout, for the samples) must not shadow --tree
+        [sys.executable, "-P", "-m", "hloidx", *args],
+        capture_output=True,
+        env=env,
+        cwd=cwd,
+        check=False,
     )
     digest = hashlib.sha256
     return done.returncode, digest(done.stdout).hexdigest(), digest(done.stderr).hexdigest()
