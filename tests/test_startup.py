@@ -162,3 +162,25 @@ def test_version_is_the_packaged_one():
     assert __version__ == project["version"]
     _, out = imported("--version")
     assert out.strip() == f"hloidx, version {project['version']}"
+
+
+def test_an_empty_variable_empties_a_small_group_at_once():
+    """A group whose box is empty because of one variable has no point, however long the other
+    variables' ranges (the loops must not run over them)."""
+    from hloidx.maps.expr import add, dim
+    from hloidx.maps.interval import Interval
+
+    order = [dim(0), dim(1)]
+    bounds = {dim(0): Interval(0, 10**12), dim(1): Interval(3, 2)}
+    assert util._small_group_keys([add(dim(0), dim(1))], order, bounds, [], [100]) == set()
+    assert util._small_feasible_count([(add(dim(0), dim(1)), Interval(0, 5))], order, bounds) == 0
+
+
+def test_a_group_without_variables_is_one_point():
+    """Constraints left without variables (a runtime variable fixed to a value) are checked at
+    the one point of an empty box, as the NumPy path checks them."""
+    from hloidx.maps.expr import const
+    from hloidx.maps.interval import Interval
+
+    assert util._small_feasible_count([(const(0), Interval(0, 3))], [], {}) == 1
+    assert util._small_feasible_count([(const(5), Interval(0, 3))], [], {}) == 0

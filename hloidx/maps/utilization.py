@@ -294,6 +294,8 @@ def _enumerate_small(
     the group): the set of result codes, or with no results the count of feasible points.
     Floor semantics as NumPy's (``//``, ``%``); None when a divisor is zero somewhere (the
     NumPy path decides what that means) or an expression is too deep to compile."""
+    if any(bounds[v].lower > bounds[v].upper for v in order):
+        return set() if results else 0  # an empty box (the loops outside it would still run)
     exprs = [e for e, _ in constraints] + results
     if any(e.depth > _COMPILE_DEPTH for e in exprs):
         return None
@@ -304,6 +306,9 @@ def _enumerate_small(
         return None
     lines = ["def run():", " found = set()" if results else " found = 0"]
     pad = " "
+    if not order:  # one point: a loop of one, so that `continue` skips it
+        lines.append(" for _ in (0,):")
+        pad += " "
     for v in order:
         b = bounds[v]
         lines.append(f"{pad}for {names[v]} in range({b.lower}, {b.upper + 1}):")
