@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hloidx.caches import clear_caches
+from hloidx.maps import point_loops
 from hloidx.maps import utilization as util
 from tests.strategies import indexing_maps
 
@@ -112,8 +113,8 @@ def test_a_malformed_map_still_gets_lark():
 
 
 def _numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(util, "_SMALL", -1)
-    monkeypatch.setattr(util, "_SMALL_WITHOUT_NUMPY", -1)
+    monkeypatch.setattr(point_loops, "_SMALL", -1)
+    monkeypatch.setattr(point_loops, "_SMALL_WITHOUT_NUMPY", -1)
 
 
 @settings(max_examples=150, deadline=None)
@@ -128,7 +129,7 @@ def test_small_groups_count_as_numpy_does(m, extents, copies):
     operand = tuple(extents[: m.num_results] + [5] * max(0, m.num_results - 3))
     maps = [m] * copies if copies < 3 else [m, m.with_results(m.results[::-1])]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(util, "_SMALL", 1 << 14)  # NumPy is loaded in this process
+        patch.setattr(point_loops, "_SMALL", 1 << 14)  # NumPy is loaded in this process
         clear_caches()
         try:
             python = util.utilization(maps, operand)
@@ -172,8 +173,11 @@ def test_an_empty_variable_empties_a_small_group_at_once():
 
     order = [dim(0), dim(1)]
     bounds = {dim(0): Interval(0, 10**12), dim(1): Interval(3, 2)}
-    assert util._small_group_keys([add(dim(0), dim(1))], order, bounds, [], [100]) == set()
-    assert util._small_feasible_count([(add(dim(0), dim(1)), Interval(0, 5))], order, bounds) == 0
+    assert point_loops.small_group_keys([add(dim(0), dim(1))], order, bounds, [], [100]) == set()
+    assert (
+        point_loops.small_feasible_count([(add(dim(0), dim(1)), Interval(0, 5))], order, bounds)
+        == 0
+    )
 
 
 def test_a_group_without_variables_is_one_point():
@@ -182,5 +186,5 @@ def test_a_group_without_variables_is_one_point():
     from hloidx.maps.expr import const
     from hloidx.maps.interval import Interval
 
-    assert util._small_feasible_count([(const(0), Interval(0, 3))], [], {}) == 1
-    assert util._small_feasible_count([(const(5), Interval(0, 3))], [], {}) == 0
+    assert point_loops.small_feasible_count([(const(0), Interval(0, 3))], [], {}) == 1
+    assert point_loops.small_feasible_count([(const(5), Interval(0, 3))], [], {}) == 0
