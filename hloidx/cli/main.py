@@ -8,13 +8,14 @@ expectation); 2 bad input or usage; 3 an internal error (one line; the traceback
 from __future__ import annotations
 
 import contextlib
-import json
+import importlib
 import os
 import sys
 from typing import Any
 
 import click
 
+from .. import __version__
 from .options import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
@@ -27,6 +28,7 @@ from .options import (
     read_text,
     report_error,
     reset_state,
+    stdout_is_terminal,
 )
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_OK", "EXIT_PROBLEMS", "cli", "main"]
@@ -37,7 +39,32 @@ class _ReaderGone(Exception):
     handler (which exits 1 on a closed pipe) lets it through to :func:`main`, which exits 0."""
 
 
+#: Every command but ``simplify`` and the module that defines it: a module is imported only
+#: when its command runs (or ``--help`` lists them all), so ``hloidx simplify`` never loads
+#: the analysis layers the other commands need.
+_LAZY_COMMANDS = {
+    "check": ("check_command", "check"),
+    "coalescing": ("gpu_commands", "coalescing"),
+    "cost": ("cost_command", "cost"),
+    "maps": ("maps_command", "maps"),
+    "show": ("show_command", "show"),
+    "summary": ("summary_command", "summary"),
+    "threads": ("gpu_commands", "threads"),
+    "tile": ("tile_command", "tile"),
+}
+
+
 class _Commands(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in _LAZY_COMMANDS:
+            module, name = _LAZY_COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(f".{module}", __package__), name)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -49,7 +76,7 @@ class _Commands(click.Group):
     cls=_Commands,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(package_name="hloidx")
+@click.version_option(__version__, package_name="hloidx")  # no metadata look-up
 @global_options
 def cli() -> None:
     """Inspect XLA HLO indexing maps: which input elements an op or fusion reads, and how.
@@ -179,11 +206,17 @@ def simplify(
         json_doc = dict(doc)
         if json_doc["verdict"] is not None:
             json_doc["verdict"] = {k: v for k, v in json_doc["verdict"].items() if k != "label"}
+        import json
+
         click.echo(json.dumps(json_doc, indent=2))
-    else:
+    elif stdout_is_terminal():
         from ..render.lines import render_simplify
 
         render_simplify(console(), doc, doc["rules"] if explain else None)
+    else:
+        from ..render.lines import simplify_lines
+
+        click.echo("\n".join(simplify_lines(doc, doc["rules"] if explain else None)))
     if verdict is not None and verdict.is_refuted:
         if fmt == "text":
             click.echo(
@@ -209,25 +242,6 @@ def lsp() -> None:
         )
         sys.exit(EXIT_BAD_INPUT)
     build_server().start_io()
-
-
-from .check_command import check as _check  # noqa: E402
-from .cost_command import cost as _cost  # noqa: E402
-from .gpu_commands import coalescing as _coalescing  # noqa: E402
-from .gpu_commands import threads as _threads  # noqa: E402
-from .maps_command import maps as _maps  # noqa: E402
-from .show_command import show as _show  # noqa: E402
-from .summary_command import summary as _summary  # noqa: E402
-from .tile_command import tile as _tile  # noqa: E402
-
-cli.add_command(_maps)
-cli.add_command(_check)
-cli.add_command(_summary)
-cli.add_command(_show)
-cli.add_command(_threads)
-cli.add_command(_coalescing)
-cli.add_command(_tile)
-cli.add_command(_cost)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,6 +17,7 @@ from .options import (
     language_option,
     read_text,
     report_error,
+    stdout_is_terminal,
 )
 
 
@@ -190,7 +191,7 @@ def _one_file(path: str, options: MapsOptions, from_: str | None, to: str | None
         return _chain(text, where, options, from_, to)
     stream = JsonStream()
     # plain strings for text written to a pipe; JSON and HTML never load Rich at all
-    plain = options.fmt != "text" or not console().is_terminal
+    plain = options.fmt != "text" or not stdout_is_terminal()
     outcome = analyse_text(text, where, options, progress_bar=True, stream=stream, plain=plain)
     if not stream.started:
         for line in outcome.error_lines:
@@ -203,10 +204,13 @@ def _one_file(path: str, options: MapsOptions, from_: str | None, to: str | None
         click.echo(json.dumps(outcome.doc))
     elif options.fmt == "html":
         click.echo(outcome.html)
+    elif plain:  # a pipe or a file: the lines whole, no styles (and no Rich)
+        if outcome.lines:
+            sys.stdout.write("\n".join(outcome.lines) + "\n")
     else:
-        from ..render.lines import LineBuffer, PlainLineBuffer
+        from ..render.lines import LineBuffer
 
-        buffer = PlainLineBuffer() if plain else LineBuffer()
+        buffer = LineBuffer()
         buffer.lines = outcome.lines
         buffer.write_to(console())
     if outcome.refuted:

@@ -74,6 +74,27 @@ def console(stderr: bool = False) -> Any:
     )
 
 
+def stdout_is_terminal() -> bool:
+    """Whether standard output is a terminal, as Rich's console decides it (``--color``, then
+    ``TTY_COMPATIBLE``, ``FORCE_COLOR``, ``isatty``), asking Rich only where its answer could
+    differ from ``isatty`` (those variables set, IDLE, Jupyter)."""
+    force = {"always": True, "never": False}.get(State.color)
+    if force is not None:
+        return force
+    if (
+        "IPython" in sys.modules
+        or "TTY_COMPATIBLE" in os.environ
+        or "FORCE_COLOR" in os.environ
+        or getattr(sys.stdin, "__module__", "").startswith("idlelib")
+    ):
+        return bool(console().is_terminal)
+    isatty = getattr(sys.stdout, "isatty", None)
+    try:
+        return False if isatty is None else bool(isatty())
+    except ValueError:
+        return False
+
+
 def report_error(error: Exception) -> None:
     from ..errors import HloidxError
 

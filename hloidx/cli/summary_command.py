@@ -8,9 +8,12 @@ import sys
 
 import click
 
-from ..hlo.summary import SORT_KEYS
 from ..render.summary import add_coalescing, add_estimates, summary_lines
 from .options import global_options, language_option
+
+#: ``hloidx.hlo.summary.SORT_KEYS``, spelled out so that ``--help`` loads no analysis layer
+#: (tests/test_startup.py checks that they agree)
+SORT_KEYS = ("total", "reads", "distinct", "name", "size")
 
 
 @click.command()

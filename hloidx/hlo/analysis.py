@@ -107,7 +107,15 @@ class InstructionAnalysis:
 
     @property
     def has_refuted(self) -> bool:
-        return any(getattr(v, "is_refuted", False) for o in self.operands for v in o.verdicts)
+        # plain loops over the verdict lists: asked of every instruction of a module
+        for o in self.operands:
+            for v in o.output_to_input_verdicts:
+                if getattr(v, "is_refuted", False):
+                    return True
+            for v in o.input_to_output_verdicts:
+                if getattr(v, "is_refuted", False):
+                    return True
+        return False
 
 
 @dataclass

@@ -9,12 +9,13 @@ back to exact Python integers (object arrays) otherwise.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import EnumerationLimitError
 from .expr import Add, Const, Expr, Max, Min, Mod, Mul, Var, evaluate, variables
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class MapDomain(Protocol):
@@ -64,6 +65,8 @@ def box_points(
     indexing_map: MapDomain, variables_: Sequence[Var], limit: int
 ) -> dict[Var, np.ndarray]:
     """Every point of the box spanned by ``variables_`` as one column per variable."""
+    import numpy as np
+
     bounds = indexing_map.bounds()
     size = 1
     for v in variables_:
@@ -80,6 +83,8 @@ def box_points(
 
 
 def _evaluate_columns(expr: Expr, columns: dict[Var, np.ndarray], safe: bool, n: int) -> np.ndarray:
+    import numpy as np
+
     if not safe:
         columns = {v: c.astype(object) for v, c in columns.items()}
     value = evaluate(expr, columns.__getitem__)
@@ -92,6 +97,8 @@ def feasible_points(
     indexing_map: MapDomain, limit: int = DEFAULT_LIMIT
 ) -> tuple[dict[Var, np.ndarray], int]:
     """Columns of every domain point that satisfies the constraints, and their count."""
+    import numpy as np
+
     all_vars = indexing_map.var_list()
     columns = box_points(indexing_map, all_vars, limit)
     n = indexing_map.box_size()
@@ -126,6 +133,8 @@ def relation(
     With ``with_runtime`` the key is ``dims + rts`` instead, so a map with runtime variables
     can be compared for each fixed choice of runtime values.
     """
+    import numpy as np
+
     columns, n = feasible_points(indexing_map, limit)
     if n == 0:
         return set()
@@ -149,6 +158,8 @@ def constraint_group_is_satisfiable(
     indexing_map: MapDomain, constraints: Sequence[Constraint], limit: int = 100_000
 ) -> bool:
     """Whether some point of the box satisfies all ``constraints`` (False when unsure)."""
+    import numpy as np
+
     involved: set[Var] = set()
     for expr, _ in constraints:
         involved |= variables(expr)

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DomainError
 from .domain import magnitude
@@ -23,6 +21,9 @@ from .expr import (
     Var,
 )
 from .indexing_map import IndexingMap
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _SAFE = 2**62  # int64 evaluation is used only when every intermediate stays below this
 
@@ -60,6 +61,8 @@ def _box_chunks(
     box: dict[Var, tuple[int, int]], vars_: Sequence[Var]
 ) -> Iterator[dict[Var, np.ndarray]]:
     """Every point of ``box`` (as int64 columns over ``vars_``), a chunk at a time."""
+    import numpy as np
+
     sizes = [box[v][1] - box[v][0] + 1 for v in vars_]
     total = math.prod(sizes)
     if total <= 0:
@@ -84,6 +87,8 @@ def _sample_columns(
     Random points are spread over several boxes (the hull of both maps' bounds and each
     map's bounds tightened by its constraints), so thin feasible regions are still hit.
     """
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     boxes = [b for b in boxes if all(b[v][0] <= b[v][1] for v in vars_)]
     if not vars_ or not boxes:
@@ -141,6 +146,8 @@ def _eval_vector(
 
     With ``exact`` the arithmetic is on Python ints in object arrays (no overflow).
     """
+    import numpy as np
+
     undefined = np.zeros(n, dtype=bool)
     memo: dict[Expr, Any] = {}
     cols = {v: c.astype(object) for v, c in columns.items()} if exact else columns
@@ -192,6 +199,8 @@ def _evaluate_map(
     m: IndexingMap, columns: dict[Var, np.ndarray], n: int
 ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Per point: infeasible / undefined / feasible, and each result's value."""
+    import numpy as np
+
     mags = _column_magnitudes(columns)
     inside = np.ones(n, dtype=bool)
     for v, iv in m.bounds().items():
@@ -243,6 +252,8 @@ def _relation_rows(
     m: IndexingMap, columns: dict[Var, np.ndarray], key_vars: list[Var]
 ) -> np.ndarray:
     """One row ``(key..., undefined, results...)`` per point in ``m``'s domain."""
+    import numpy as np
+
     n = len(next(iter(columns.values()))) if columns else 1
     state, values = _evaluate_map(m, columns, n)
     keep = state != _INFEASIBLE
@@ -254,6 +265,8 @@ def _relation_rows(
 
 
 def _unique_rows(parts: list[np.ndarray]) -> RowSet:
+    import numpy as np
+
     table = np.concatenate(parts, axis=0) if parts else np.zeros((0, 1), dtype=np.int64)
     if table.dtype == object:
         return frozenset(tuple(int(x) for x in row) for row in table.tolist())
@@ -273,6 +286,8 @@ def _as_set(rows: RowSet) -> frozenset[tuple[int, ...]]:
 
 
 def _same_rows(a: RowSet, b: RowSet) -> bool:
+    import numpy as np
+
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return a.shape == b.shape and bool(np.array_equal(a, b))
     return _as_set(a) == _as_set(b)
@@ -283,6 +298,8 @@ def _result_set_at(m: IndexingMap, key: dict[Var, int], key_vars: list[Var]) -> 
 
     None when there are too many symbol values to enumerate.
     """
+    import numpy as np
+
     box = _box_of(m)
     for v in key_vars:
         lo, hi = box.get(v, (key[v], key[v]))

@@ -35,8 +35,7 @@ import contextlib
 import math
 import time
 from collections.abc import Iterator
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..caches import memo
 from ..errors import DomainError
@@ -73,6 +72,9 @@ from .expr import (
 from .indexing_map import IndexingMap
 from .polynomial import _domain_is_provably_empty, _tightened_box, _Unprovable, to_sympy
 from .prover import Verdict, _prove, _prove_with_sympy
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def verify(
@@ -259,6 +261,8 @@ class _Checker:
 
     def find_feasible_point(self, m: IndexingMap) -> dict[Var, int] | None:
         """A feasible point of ``m`` from enumeration (small) or sampling (large), else None."""
+        import numpy as np
+
         if _is_empty_box(m):
             return None
         vars_ = m.var_list()
@@ -350,6 +354,8 @@ class _Checker:
         self, a: IndexingMap, b: IndexingMap, columns: dict[Var, np.ndarray], vars_: list[Var]
     ) -> tuple[Verdict | None, int]:
         """Compare both maps at the given points: a refutation, or None and the points used."""
+        import numpy as np
+
         n = len(next(iter(columns.values()))) if columns else 1
         state_a, values_a = _evaluate_map(a, columns, n)
         state_b, values_b = _evaluate_map(b, columns, n)

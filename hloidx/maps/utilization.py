@@ -26,9 +26,17 @@ from math import prod
 from typing import TYPE_CHECKING
 
 from ..caches import memo
-from .expr import Const, Expr, Var, VarKind, evaluate, variables
+from .expr import (
+    Const,
+    Expr,
+    Var,
+    VarKind,
+    evaluate,
+    variables,
+)
 from .indexing_map import IndexingMap
 from .interval import Interval
+from .point_loops import is_small, small_feasible_count, small_group_keys
 
 if TYPE_CHECKING:
     import numpy as np
@@ -67,7 +75,8 @@ def _worse(a: str, b: str) -> str:
 
 class _ImageSet:
     """A per-dimension set of operand coordinates: an interval ``[lower, upper]`` (a plain
-    variable's image, however long), a sorted unique array, or only a count."""
+    variable's image, however long), sorted unique values (a NumPy array, or a Python list
+    when a small group was counted without NumPy), or only a count."""
 
     __slots__ = ("count", "interval", "values")
 
@@ -89,14 +98,25 @@ class _ImageSet:
             return self._within(other.interval)
         if self.values is None or other.values is None:
             return None
+        if type(self.values) is list and type(other.values) is list:
+            mine = sorted(set(self.values).intersection(other.values))
+            return _ImageSet(mine, len(mine))
         import numpy as np
 
-        common = np.intersect1d(self.values, other.values, assume_unique=True)
+        common = np.intersect1d(
+            np.asarray(self.values, dtype=np.int64),
+            np.asarray(other.values, dtype=np.int64),
+            assume_unique=True,
+        )
         return _ImageSet(common, len(common))
 
     def _within(self, interval: Interval) -> _ImageSet:
         assert self.values is not None
-        inside = self.values[(self.values >= interval.lower) & (self.values <= interval.upper)]
+        lower, upper = interval.lower, interval.upper
+        if type(self.values) is list:
+            kept = [x for x in self.values if lower <= x <= upper]
+            return _ImageSet(kept, len(kept))
+        inside = self.values[(self.values >= lower) & (self.values <= upper)]
         return _ImageSet(inside, len(inside))
 
 
@@ -162,8 +182,6 @@ def _group_image(
     operand_dims: Sequence[int],
 ) -> tuple[list[_ImageSet] | None, str]:
     """Per-result image sets of one group. Returns (None, kind) when only a count is known."""
-    import numpy as np
-
     bounds = m.bounds()
     order = sorted(group_vars, key=lambda v: (int(v.kind), v.index))
     size = prod(bounds[v].size() for v in order)
@@ -184,8 +202,16 @@ def _group_image(
             rng = expr_range(r, bounds).intersect(Interval(0, operand_dims[i] - 1))
             counts.append(_ImageSet(None, rng.size()))
         return counts, "upper_bound"
-    mags = {v: max(abs(bounds[v].lower), abs(bounds[v].upper)) for v in order}
     limits = [operand_dims[i] for i in result_ids]
+    keys = small_group_keys(results, order, bounds, constraints, limits) if is_small(size) else None
+    if keys is not None:
+        if len(results) == 1:
+            distinct = sorted(keys)
+            return [_ImageSet(distinct, len(distinct))], "exact"
+        return [_ImageSet(None, len(keys))] + [_ImageSet(None, 1)] * (len(results) - 1), "joint"
+    import numpy as np
+
+    mags = {v: max(abs(bounds[v].lower), abs(bounds[v].upper)) for v in order}
     # one result: its distinct values; several sharing variables: the distinct tuples, each
     # coded as one integer (the image is not a product; keep the joint count)
     extent = limits[0] if len(results) == 1 else prod(limits)
@@ -257,8 +283,12 @@ def _group_feasible(m: IndexingMap, group_vars: set[Var], constraints: list) -> 
 
     bounds = m.bounds()
     order = sorted(group_vars, key=lambda v: (int(v.kind), v.index))
-    if prod(bounds[v].size() for v in order) > GROUP_LIMIT:
+    size = prod(bounds[v].size() for v in order)
+    if size > GROUP_LIMIT:
         return True, "upper_bound"
+    kept = small_feasible_count(constraints, order, bounds) if is_small(size) else None
+    if kept is not None:
+        return kept > 0, "exact"
     mags = {v: max(abs(bounds[v].lower), abs(bounds[v].upper)) for v in order}
     for columns, n in _box_chunks(bounds, order):
         keep = _feasible(constraints, columns, mags, n)
@@ -371,6 +401,10 @@ def _iterations(m: IndexingMap) -> tuple[int, str]:
             kind = "upper_bound"
             continue
         order = sorted(group_vars, key=lambda v: (int(v.kind), v.index))
+        small = small_feasible_count(constraints, order, bounds) if is_small(group_box) else None
+        if small is not None:
+            total = total // group_box * small
+            continue
         mags = {v: max(abs(bounds[v].lower), abs(bounds[v].upper)) for v in order}
         kept = 0
         for columns, n in _box_chunks(bounds, order):

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.text import Text
-
-from ..hlo.analysis import InstructionAnalysis, ModuleAnalysis
 from ..hlo.report import format_map, verdict_label
 from ..maps.expr import dim
 from .words import plural
+
+if TYPE_CHECKING:  # Rich is imported where a terminal is written to, not for a pipe
+    from rich.console import Console
+    from rich.text import Text
+
+    from ..hlo.analysis import InstructionAnalysis, ModuleAnalysis
 
 
 class Line:
@@ -31,6 +33,8 @@ class Line:
         return "".join(text for text, _ in self.pieces)
 
     def styled(self) -> Text:
+        from rich.text import Text
+
         return Text.assemble(*((t, s or "") for t, s in self.pieces))
 
 
@@ -57,6 +61,8 @@ class LineBuffer:
                 # NO_COLOR: Rich would still send bold and dim; plain text has no codes at all
                 console.file.write("\n".join(t.plain for t in wrapped) + "\n")
             else:
+                from rich.text import Text
+
                 console.print(Text("\n").join(line.styled() for line in wrapped))
         self.lines = []
 
@@ -276,6 +282,8 @@ def module_lines(
 
 
 def render_simplify(console: Console, doc: dict[str, Any], explain_rules: list[Any] | None) -> None:
+    from rich.text import Text
+
     if explain_rules is not None:
         # One rule per line and the map unwrapped below it, so each map can be copied whole.
         console.print(Text(f"{plural(len(explain_rules), 'rule')} applied", style="bold"))
@@ -298,6 +306,8 @@ PATHS_SHOWN = "one path per distinct map (other paths that give the same map are
 
 def render_chain(console: Console, doc: dict[str, Any]) -> None:
     """``hloidx maps --from A --to B``: the composed maps and the path that built each."""
+    from rich.text import Text
+
     console.print(Text(f"{doc['from']} reads {doc['to']} through:", style="bold"))
     for m in doc["maps"]:
         console.print(Text("  " + m))
@@ -374,3 +384,20 @@ def maps_text_lines(
     if trees is not None:
         tree_lines(buffer, trees)
     return buffer.lines
+
+
+def simplify_lines(doc: dict[str, Any], explain_rules: list[Any] | None) -> list[str]:
+    """What ``render_simplify`` prints, as plain lines: for a pipe or a file, where Rich would
+    add nothing (no styles, no wrapping) and importing it would cost more than the command."""
+    lines = []
+    if explain_rules is not None:
+        lines.append(f"{plural(len(explain_rules), 'rule')} applied")
+        for i, rule in enumerate(explain_rules, 1):
+            lines += [f"{i}. {rule['name']}", "   " + rule["map"]]
+    lines.append(doc["simplified"])
+    verdict = doc.get("verdict")
+    if verdict is not None:
+        lines.append("verdict: " + verdict["label"])
+        if verdict.get("counterexample"):
+            lines.append(f"counterexample: {verdict['counterexample']}")
+    return lines

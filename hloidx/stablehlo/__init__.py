@@ -7,10 +7,10 @@ import re
 from typing import TYPE_CHECKING
 
 from ..errors import HloidxError
-from .syntax import StableHloSyntaxError
 
 if TYPE_CHECKING:
     from ..hlo.ir import HloModule
+    from .syntax import StableHloSyntaxError
 
 _MLIR_START = re.compile(r"^\s*(#loc\w*\s*=|module\b|func\.func\b|#\w+\s*=)", re.MULTILINE)
 _HLO_START = re.compile(r"^\s*(HloModule\b|ENTRY\b|%?[\w.\-]+\s*=\s*\S+\[)", re.MULTILINE)
@@ -44,6 +44,7 @@ def parse_stablehlo_lenient(
     """Like :func:`hloidx.hlo.syntax.parse_hlo_lenient`, for StableHLO text: errors are located
     in the MLIR text."""
     from ..hlo.syntax import parse_hlo_lenient
+    from .syntax import StableHloSyntaxError
 
     try:
         hlo, offsets, source = stablehlo_to_hlo(text, name)
@@ -76,6 +77,8 @@ def parse_stablehlo(text: str, name: str = "<string>") -> HloModule:
 
 def _relocate(error: HloidxError, offsets: list[int], source: object) -> HloidxError:
     """An error found in the generated HLO, pointed at the MLIR statement it came from."""
+    from .syntax import StableHloSyntaxError
+
     span = error.span
     if span is None:
         return error
@@ -89,6 +92,16 @@ def _relocate(error: HloidxError, offsets: list[int], source: object) -> HloidxE
         source.span(offset, offset + 1),  # type: ignore[attr-defined]
     )
     return relocated
+
+
+def __getattr__(name: str) -> object:
+    # the StableHLO reader is imported when MLIR is read (or its error class asked for), so
+    # that reading HLO text never loads it
+    if name == "StableHloSyntaxError":
+        from .syntax import StableHloSyntaxError
+
+        return StableHloSyntaxError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
