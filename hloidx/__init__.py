@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys as _sys
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .version import __version__
 
 if TYPE_CHECKING:
     from .hlo.ir import HloModule

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from lark import UnexpectedInput
 
 from hloidx.errors import HloidxError
+from hloidx.maps import expr_depth, map_tokens
 from hloidx.maps import fast_map_parser as fmp
-from hloidx.maps import map_tokens, syntax
 from hloidx.maps.expr import Add, FloorDiv, const, dim
 from hloidx.maps.fast_map_parser import fast_parse
 from hloidx.maps.indexing_map import IndexingMap, Variable
@@ -206,7 +206,7 @@ def test_groups_repeated_inside_random_maps(e, repeats: int) -> None:
 @given(expressions(2, 1, max_depth=6), st.integers(1, 8))
 def test_depth_check_agrees_with_the_exact_depth(e, limit: int) -> None:
     # a small limit, so that the random trees fall on both sides of it
-    with mock.patch.object(syntax, "MAX_EXPR_DEPTH", limit):
+    with mock.patch.object(expr_depth, "MAX_EXPR_DEPTH", limit):
         assert too_deep(e) == (expression_depth(e) > limit)
     # the depth each node carries is the depth an independent walk finds
     assert e.depth == expression_depth(e)

@@ -17,7 +17,7 @@ PACKAGE = paths.ROOT / "hloidx"
 MAX_MODULE_LINES = 600
 
 #: layer -> the layers it may import (besides itself)
-BASE = {"source", "errors", "caches", "grammar_files"}
+BASE = {"source", "errors", "caches", "grammar_files", "version"}
 ALLOWED: dict[str, set[str]] = {
     "base": {"base"},
     "maps": {"base"},

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from .. import __version__
+from ..version import __version__
 from .options import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
@@ -214,7 +214,7 @@ def simplify(
 
         render_simplify(console(), doc, doc["rules"] if explain else None)
     else:
-        from ..render.lines import simplify_lines
+        from ..render.simplify_text import simplify_lines
 
         click.echo("\n".join(simplify_lines(doc, doc["rules"] if explain else None)))
     if verdict is not None and verdict.is_refuted:

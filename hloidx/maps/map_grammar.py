@@ -35,9 +35,9 @@ from .expr import (
     mul,
     sub,
 )
+from .expr_depth import MAX_EXPR_DEPTH, expression_depth, too_deep
 from .indexing_map import Constraint, IndexingMap, Variable
 from .interval import INT64_MAX, INT64_MIN, Interval
-from .syntax import MAX_EXPR_DEPTH, expression_depth, too_deep
 
 _KIND_WORDS = ("dimension", "range variable", "runtime variable")
 

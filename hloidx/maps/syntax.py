@@ -35,39 +35,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import HloidxError, MapSyntaxError
 from ..source import Source
-from .expr import Expr, children
+from .expr import Expr
+from .expr_depth import MAX_EXPR_DEPTH, expression_depth, too_deep
 from .fast_map_parser import fast_parse
 from .indexing_map import IndexingMap
 from .interval import Interval
 
 if TYPE_CHECKING:
     from lark import Lark
-
-#: Deepest expression tree accepted (XLA's maps stay far below; recursion elsewhere relies on it).
-MAX_EXPR_DEPTH = 128
-
-
-def expression_depth(expr: Expr) -> int:
-    """Levels of the expression tree (a leaf is 1), computed without recursion."""
-    depth: dict[int, int] = {}
-    stack: list[tuple[Expr, bool]] = [(expr, False)]
-    while stack:
-        node, expanded = stack.pop()
-        kids = children(node)
-        if not kids:
-            depth[id(node)] = 1
-        elif expanded:
-            depth[id(node)] = 1 + max(depth[id(k)] for k in kids)
-        elif id(node) not in depth:
-            stack.append((node, True))
-            stack.extend((k, False) for k in kids if id(k) not in depth)
-    return depth[id(expr)]
-
-
-def too_deep(expr: Expr) -> bool:
-    """Whether ``expr`` has more than ``MAX_EXPR_DEPTH`` levels (one look: every node carries
-    its depth from when it was built, ``Expr.depth``)."""
-    return expr.depth > MAX_EXPR_DEPTH
 
 
 # The MLIR attribute wrapper of emitter dumps: `#xla.indexing_map<"...">`, also `xla_gpu`.

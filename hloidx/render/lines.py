@@ -384,20 +384,3 @@ def maps_text_lines(
     if trees is not None:
         tree_lines(buffer, trees)
     return buffer.lines
-
-
-def simplify_lines(doc: dict[str, Any], explain_rules: list[Any] | None) -> list[str]:
-    """What ``render_simplify`` prints, as plain lines: for a pipe or a file, where Rich would
-    add nothing (no styles, no wrapping) and importing it would cost more than the command."""
-    lines = []
-    if explain_rules is not None:
-        lines.append(f"{plural(len(explain_rules), 'rule')} applied")
-        for i, rule in enumerate(explain_rules, 1):
-            lines += [f"{i}. {rule['name']}", "   " + rule["map"]]
-    lines.append(doc["simplified"])
-    verdict = doc.get("verdict")
-    if verdict is not None:
-        lines.append("verdict: " + verdict["label"])
-        if verdict.get("counterexample"):
-            lines.append(f"counterexample: {verdict['counterexample']}")
-    return lines
