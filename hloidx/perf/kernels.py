@@ -244,15 +244,19 @@ def _collect(
                 count = repeats * (trips + 1)
                 _collect(module, condition, inner, count, kernels, skipped, depth + 1)
             continue
-        if op == "fusion":
-            if _is_triton(instr):
-                kind = "triton"
-            elif _is_library_fusion(instr):
-                kind = "library"
-            else:
-                kind = "fusion"
-            kernels.append(Kernel(instr, kind, instr, name, repeats))
-        elif op in LIBRARY_OPS:
-            kernels.append(Kernel(instr, "library", None, name, repeats))
+        kernels.append(kernel_of(instr, module, name, repeats))
+
+
+def kernel_of(instr: Instruction, module: HloModule, name: str, repeats: int) -> Kernel:
+    """The kernel an instruction that launches one is modelled as."""
+    if instr.opcode == "fusion":
+        if _is_triton(instr):
+            kind = "triton"
+        elif _is_library_fusion(instr):
+            kind = "library"
         else:
-            kernels.append(Kernel(instr, "op", wrap_as_fusion(instr, module), name, repeats))
+            kind = "fusion"
+        return Kernel(instr, kind, instr, name, repeats)
+    if instr.opcode in LIBRARY_OPS:
+        return Kernel(instr, "library", None, name, repeats)
+    return Kernel(instr, "op", wrap_as_fusion(instr, module), name, repeats)

@@ -12,9 +12,12 @@ from ..hlo.sharing import structure_key
 from .costs import KernelCost
 from .devices import CostDevice, cost_device
 from .fusion_model import estimate_fusion
-from .kernels import Kernel, Skipped, find_kernels
+from .kernels import Kernel, Skipped
 from .library import estimate_library
+from .loops import Loop, Program, walk_module
 from .model import KERNEL_LAUNCH_OVERHEAD_NS
+from .stage import Stage, module_stage
+from .step import CollectiveTimer, StepResult, simulate_step
 from .tiled import NotTileable, best_tiling, configured_tiling, estimate_tiled, num_output_tiles
 from .why import explain
 
@@ -32,6 +35,10 @@ class CostReport:
     model: str
     kernels: list[KernelCost]
     skipped: list[Skipped] = field(default_factory=list)
+    #: the module's loops, its step on a timeline and its stage (``estimate_module`` fills them)
+    loops: list[Loop] = field(default_factory=list)
+    step: StepResult | None = None
+    stage: Stage | None = None
 
     @property
     def total_time_ns(self) -> float:
@@ -70,7 +77,9 @@ class CostReport:
             "model": self.model,
             "estimate": "estimated from XLA's GPU cost model formulas, not measured",
             "share_of": "the kernels' estimated time, launch overhead excluded",
-            "kernels": [k.as_json(total) for k in rows],
+            "stage": None if self.stage is None else self.stage.as_json(),
+            "kernels": [_with_count(k.as_json(total), k.launches) for k in rows]
+            + [c.as_json() for c in self.collective_rows()],
             "not_kernels": [
                 {"name": s.name, "opcode": s.opcode, "reason": s.reason} for s in self.skipped
             ],
@@ -85,7 +94,17 @@ class CostReport:
                 "not_fitting": sum(1 for k in self.kernels if k.exec_time_ns is None),
             },
             "total_time_ns": round(self.total_time_ns, 3),
+            "loops": [loop.as_json() for loop in self.loops],
+            "step": None if self.step is None else self.step.as_json(),
         }
+
+    def collective_rows(self) -> list[Any]:
+        """The collectives' rows, most exposed first, then the longest."""
+        if self.step is None:
+            return []
+        return sorted(
+            self.step.collectives, key=lambda r: (r.total_exposed_ns, r.time_ns), reverse=True
+        )
 
     def text(self, sort: str = "time", limit: int | None = None) -> str:
         from .text import report_text
@@ -94,6 +113,11 @@ class CostReport:
 
     def __str__(self) -> str:
         return self.text()
+
+
+def _with_count(row: dict[str, Any], count: int) -> dict[str, Any]:
+    row["count"] = count
+    return row
 
 
 def _fingerprint(kernel: Kernel) -> Any:
@@ -205,15 +229,21 @@ def _as_module(module_or_text: HloModule | str) -> HloModule:
 
 
 def estimate_module(
-    module_or_text: HloModule | str, device: str = "rtx-a6000", model: str = "hloidx"
+    module_or_text: HloModule | str,
+    device: str = "rtx-a6000",
+    model: str = "hloidx",
+    collective_time: CollectiveTimer | None = None,
 ) -> CostReport:
-    """Every kernel of the module's entry computation, estimated on ``device`` by ``model``
-    (``hloidx``: distinct bytes and thread-map coalescing; ``xla``: XLA's model as is)."""
+    """Every kernel of the module's entry computation (and of its loops, calls and
+    conditionals), estimated on ``device`` by ``model`` (``hloidx``: distinct bytes and
+    thread-map coalescing; ``xla``: XLA's model as is), with the step on a timeline.
+    ``collective_time``: the duration of a collective (None: communication not estimated)."""
     if model not in MODELS:
         raise HloidxError(f"unknown cost model {model!r}; one of {', '.join(MODELS)}")
     module = _as_module(module_or_text)
     profile = cost_device(device)
-    kernels, skipped = find_kernels(module)
+    program = walk_module(module, model)
+    kernels, skipped = program.kernels, program.skipped
     costs = []
     seen: dict[Any, KernelCost] = {}
     for kernel in kernels:
@@ -228,4 +258,27 @@ def estimate_module(
                 seen[key] = cost
         except HloidxError as e:
             skipped.append(Skipped(kernel.name, kernel.instruction.opcode, str(e)))
-    return CostReport(module.name, profile, model, costs, skipped)
+    report = CostReport(module.name, profile, model, costs, skipped)
+    report.loops = program.loops
+    report.stage = module_stage(module)
+    report.step = step_of(program, costs, collective_time)
+    for cost in costs:
+        if cost.name in report.step.inactive_kernels:
+            cost.launches = 0
+            cost.notes.append("in a conditional's branch that is not counted (count 0)")
+    return report
+
+
+def step_of(
+    program: Program, costs: list[KernelCost], collective_time: CollectiveTimer | None
+) -> StepResult:
+    """The program's step with each kernel row's estimate plus XLA's launch overhead."""
+    by_name = {c.name: c for c in costs}
+
+    def kernel_ns(kernel: Kernel) -> float | None:
+        cost = by_name.get(kernel.name)
+        if cost is None:
+            return None
+        return (cost.exec_time_ns or 0.0) + KERNEL_LAUNCH_OVERHEAD_NS
+
+    return simulate_step(program, kernel_ns, collective_time)
