@@ -37,9 +37,11 @@ from .options import global_options, language_option
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "html"]),
+    type=click.Choice(["text", "json", "html", "trace"]),
     default="text",
     show_default=True,
+    help="text, json, html (tables, roofline and the step's timeline) or trace (the step as "
+    "Chrome/Perfetto trace-event JSON: open it in ui.perfetto.dev).",
 )
 @click.option(
     "--compare",
@@ -97,7 +99,7 @@ def cost(
             comparison = compare_reports(report, estimate_module(other, device, model))
             if fmt == "json":
                 click.echo(json.dumps(comparison.as_dict(), indent=2))
-            elif fmt == "html":
+            elif fmt in ("html", "trace"):
                 raise click.UsageError("--compare prints text or json")
             else:
                 click.echo(comparison.text(limit))
@@ -108,6 +110,10 @@ def cost(
             from .cost_html import report_html
 
             click.echo(report_html(report, sort))
+        elif fmt == "trace":
+            from ..perf.trace import trace_events
+
+            click.echo(json.dumps(trace_events(report)))
         else:
             click.echo(report.text(sort, limit))
     except HloidxError as error:

@@ -3,6 +3,7 @@ lines of optional inline script), a roofline chart in SVG and a bar of where the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from math import log10, sqrt
 from typing import TYPE_CHECKING
@@ -12,6 +13,7 @@ from ..perf.text import human_bytes, human_count, human_time
 if TYPE_CHECKING:
     from ..perf.costs import KernelCost
     from ..perf.report import CostReport
+    from ..perf.step import Slice
 
 _W, _H, _PAD = 640, 360, 48
 _COLOURS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7")
@@ -190,6 +192,48 @@ def _table(report: CostReport, sort: str) -> str:
     return "\n".join(out)
 
 
+def _slice_tooltip(report: CostReport) -> Callable[[Slice], str]:
+    total = report.kernels_time_ns
+    kernels = {k.name: k for k in report.kernels}
+    collectives = {r.name: r for r in report.collective_rows()}
+
+    def tip(s: Slice) -> str:
+        if s.name in kernels:
+            k = kernels[s.name]
+            return f"count {k.launches}; " + _row_text(k, total)
+        if s.name in collectives:
+            r = collectives[s.name]
+            e = r.estimate
+            if e is None:
+                return f"{r.name} ({r.opcode}): communication not estimated"
+            return (
+                f"{r.name} ({r.opcode}): {human_time(e.time_ns)}, count {r.count}, "
+                f"exposed {human_time(r.exposed_ns)} a run, {e.communication or ''}"
+            )
+        if s.args:
+            return s.name + ": " + ", ".join(f"{k} {v}" for k, v in s.args.items())
+        return s.name
+
+    return tip
+
+
+def step_html(report: CostReport) -> str:
+    """The stage, the loops and the step's timeline (empty without a step)."""
+    from ..perf.text import stage_lines, step_lines
+    from ..perf.timeline_svg import timeline_svg
+
+    out = []
+    stage = stage_lines(report.stage)
+    if stage:
+        out.append("<h2>Stage</h2><p>" + "<br>".join(escape(x) for x in stage) + "</p>")
+    if report.step is not None:
+        out.append("<h2>Step timeline</h2>")
+        out.append(timeline_svg(report.step, _slice_tooltip(report)))
+        lines = [x for x in step_lines(report) if x]
+        out.append("<pre>" + escape("\n".join(lines)) + "</pre>")
+    return "\n".join(out)
+
+
 def report_html(report: CostReport, sort: str = "time") -> str:
     title = f"Cost of {report.module} on {report.device.name} ({report.model} model)"
     n = len(report.kernels)
@@ -206,6 +250,7 @@ def report_html(report: CostReport, sort: str = "time") -> str:
             f"{n} kernels; estimated module time {human_time(report.total_time_ns)} "
             f"({human_time(report.kernels_time_ns)} in kernels + {report.launches} × 1 µs launch "
             "overhead).</p>",
+            step_html(report),
             "<h2>Where the time goes</h2>",
             time_bar_svg(report),
             "<h2>Roofline</h2>",

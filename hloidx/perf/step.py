@@ -239,6 +239,8 @@ class _Simulator:
                 begin = max(t, lane_free)
                 end = begin + d
                 self._add(seg, Slice(node.name, "communication", begin, end, "collective"))
+                if end > t:
+                    self._add(seg, Slice(f"waits for {node.name}", "compute", t, end, "wait"))
                 row.exposed_ns = end - t
                 seg.exposed_ns += end - t
                 seg.communication_ns += d
@@ -262,6 +264,9 @@ class _Simulator:
                 wait = max(0.0, end - t)
                 if row is not None:
                     row.exposed_ns = wait
+                if wait > 0:
+                    what = f"waits for {node.start.name}"
+                    self._add(seg, Slice(what, "compute", t, end, "wait"))
                 seg.exposed_ns += wait
                 t = max(t, end)
                 self._add(seg, Slice(node.name, "compute", t, t + START_DONE_COST_NS, "done"))

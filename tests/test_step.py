@@ -1,0 +1,366 @@
+"""The step on a timeline (issue 36): hand-computed timelines with injected durations, the
+properties every timeline keeps, loops, conditionals, the module's stage, the trace JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hloidx.hlo.syntax import parse_hlo
+from hloidx.perf import estimate_module
+from hloidx.perf.loops import walk_module
+from hloidx.perf.stage import module_stage
+from hloidx.perf.step import START_DONE_COST_NS, CollectiveTime, simulate_step
+from hloidx.perf.trace import TRACE_SCHEMA, trace_events
+
+ROOT = Path(__file__).resolve().parent.parent
+US = 1000.0
+
+
+def _module(body: list[str], scheduled: bool = True, extra: str = "") -> str:
+    head = "HloModule m" + (", is_scheduled=true" if scheduled else "")
+    lines = "\n  ".join(body)
+    return f"""{head}
+{extra}
+ENTRY main {{
+  p = f32[1024] parameter(0)
+  {lines}
+}}
+"""
+
+
+def _step(text: str, kernel_us: dict[str, float], collective_us: dict[str, float]):
+    program = walk_module(parse_hlo(text))
+
+    def kernel_ns(kernel):
+        return kernel_us[kernel.name] * US
+
+    def collective_time(instr):
+        found = collective_us.get(instr.name)
+        return None if found is None else CollectiveTime(found * US)
+
+    return simulate_step(program, kernel_ns, collective_time)
+
+
+def _ar_start(name: str, operand: str) -> str:
+    return (
+        f"{name} = f32[1024] all-reduce-start({operand}), replica_groups={{{{0,1}}}}, to_apply=add"
+    )
+
+
+_ADD = """
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+"""
+
+
+def test_an_all_reduce_half_hidden_by_two_kernels() -> None:
+    # start (1 us) | kernels k1, k2 (10 us each) beside the 25 us all-reduce | done waits
+    # until 1 + 25 = 26 us: 5 us exposed | done (1 us) | k3 (10 us): 37 us in all
+    text = _module(
+        [
+            _ar_start("ars", "p"),
+            "k1 = f32[1024] negate(p)",
+            "k2 = f32[1024] negate(k1)",
+            "ard = f32[1024] all-reduce-done(ars)",
+            "ROOT k3 = f32[1024] add(k2, ard)",
+        ],
+        extra=_ADD,
+    )
+    step = _step(text, {"k1": 10, "k2": 10, "k3": 10}, {"ars": 25})
+    assert step.time_ns == 37 * US
+    assert step.compute_ns == 32 * US
+    assert step.communication_ns == 25 * US
+    assert step.exposed_ns == 5 * US
+    (row,) = step.collectives
+    assert (row.name, row.exposed_ns, row.count, row.asynchronous) == ("ars", 5 * US, 1, True)
+    assert [r.name for r in step.top_exposed()] == ["ars"]
+    waits = [s for s in step.slices if s.kind == "wait"]
+    assert [(w.start_ns, w.end_ns) for w in waits] == [(21 * US, 26 * US)]
+
+
+def test_a_synchronous_collective_is_exposed_whole() -> None:
+    text = _module(
+        [
+            "k1 = f32[1024] negate(p)",
+            "ar = f32[1024] all-reduce(k1), replica_groups={{0,1}}, to_apply=add",
+            "ROOT k2 = f32[1024] negate(ar)",
+        ],
+        extra=_ADD,
+    )
+    step = _step(text, {"k1": 3, "k2": 4}, {"ar": 20})
+    assert (step.time_ns, step.compute_ns, step.exposed_ns) == (27 * US, 7 * US, 20 * US)
+
+
+def test_collectives_share_one_communication_stream() -> None:
+    # two all-reduces started back to back: the second begins when the first ends
+    text = _module(
+        [
+            _ar_start("a1", "p"),
+            _ar_start("a2", "p"),
+            "k = f32[1024] negate(p)",
+            "d1 = f32[1024] all-reduce-done(a1)",
+            "d2 = f32[1024] all-reduce-done(a2)",
+            "ROOT r = f32[1024] add(d1, d2)",
+        ],
+        extra=_ADD,
+    )
+    step = _step(text, {"k": 50, "r": 1}, {"a1": 10, "a2": 10})
+    # a1 runs 1..11, a2 11..21 (issued at 2), k runs 2..52: nothing exposed
+    assert step.exposed_ns == 0
+    assert step.time_ns == (2 + 50 + 1 + 1 + 1) * US
+
+
+def test_without_a_collective_model_communication_is_not_estimated() -> None:
+    text = _module(
+        [
+            _ar_start("ars", "p"),
+            "ard = f32[1024] all-reduce-done(ars)",
+            "ROOT k = f32[1024] negate(ard)",
+        ],
+        extra=_ADD,
+    )
+    step = _step(text, {"k": 10}, {})
+    assert step.not_estimated == 1
+    doc = step.as_json()
+    assert doc["communication_ns"] is None
+    assert doc["exposed_communication_ns"] is None
+    assert step.collectives[0].as_json()["communication"] == "not estimated"
+
+
+# -- properties ---------------------------------------------------------------------------
+
+
+@st.composite
+def _schedules(draw):
+    """A kernel chain with one async all-reduce whose start and done are at random places."""
+    n = draw(st.integers(1, 8))
+    durations = draw(st.lists(st.floats(0.0, 100.0), min_size=n, max_size=n))
+    collective = draw(st.floats(0.0, 300.0))
+    start = draw(st.integers(0, n))
+    done = draw(st.integers(start, n))
+    return durations, collective, start, done
+
+
+def _chain(durations: list[float], start: int, done: int) -> str:
+    body = []
+    prev = "p"
+    for i in range(len(durations) + 1):
+        if i == start:
+            body.append(_ar_start("ars", "p"))
+        if i == done:
+            body.append("ard = f32[1024] all-reduce-done(ars)")
+        if i < len(durations):
+            body.append(f"k{i} = f32[1024] negate({prev})")
+            prev = f"k{i}"
+    body.append(f"ROOT out = (f32[1024], f32[1024]) tuple({prev}, ard)")
+    return _module(body, extra=_ADD)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_schedules())
+def test_compute_between_start_and_done_never_exposes_more(schedule) -> None:
+    durations, collective, start, done = schedule
+    kernels = {f"k{i}": d for i, d in enumerate(durations)}
+    spread = _step(_chain(durations, start, done), kernels, {"ars": collective})
+    together = _step(_chain(durations, start, start), kernels, {"ars": collective})
+    assert spread.exposed_ns <= together.exposed_ns + 1e-6
+    assert together.exposed_ns == pytest.approx(collective * US)
+    for step in (spread, together):
+        assert step.time_ns >= step.compute_ns - 1e-6
+        assert step.time_ns >= collective * US - 1e-6
+        assert step.time_ns == pytest.approx(step.compute_ns + step.exposed_ns)
+        assert step.compute_ns == pytest.approx(sum(durations) * US + 2 * START_DONE_COST_NS)
+
+
+# -- loops and conditionals ---------------------------------------------------------------
+
+_LOOP = """
+HloModule loop, is_scheduled=true
+cond {
+  cp = (s32[], f32[1024]) parameter(0)
+  ci = s32[] get-tuple-element(cp), index=0
+  n = s32[] constant(6)
+  ROOT lt = pred[] compare(ci, n), direction=LT
+}
+body {
+  bp = (s32[], f32[1024]) parameter(0)
+  i = s32[] get-tuple-element(bp), index=0
+  x = f32[1024] get-tuple-element(bp), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  y = f32[1024] negate(x)
+  ROOT t = (s32[], f32[1024]) tuple(i1, y)
+}
+ENTRY main {
+  p = f32[1024] parameter(0)
+  z = s32[] constant(0)
+  init = (s32[], f32[1024]) tuple(z, p)
+  w = (s32[], f32[1024]) while(init), condition=cond, body=body
+  ROOT r = f32[1024] get-tuple-element(w), index=1
+}
+"""
+
+
+def test_a_loop_runs_its_body_trips_times_and_its_condition_once_more() -> None:
+    # trip count 6 from the condition; body kernels i1 (2 us) and y (5 us), condition lt (1 us)
+    step = _step(_LOOP, {"w/i1": 2, "w/y": 5, "w/condition/lt": 1}, {})
+    assert step.time_ns == (6 * (2 + 5) + 7 * 1) * US
+    program = walk_module(parse_hlo(_LOOP))
+    (loop,) = program.loops
+    assert (loop.trip_count.value, loop.trip_count.how) == (6, "pattern")
+    counts = {k.name: k.repeats for k in program.kernels}
+    assert counts == {"w/i1": 6, "w/y": 6, "w/condition/lt": 7}
+
+
+def _loop_comps(prefix: str, trips: int, inner: str) -> str:
+    """A condition ``i < trips`` and a body that runs ``inner`` on the carried array."""
+    return f"""
+{prefix}cond {{
+  cp = (s32[], f32[1024]) parameter(0)
+  ci = s32[] get-tuple-element(cp), index=0
+  n = s32[] constant({trips})
+  ROOT lt = pred[] compare(ci, n), direction=LT
+}}
+{prefix}body {{
+  bp = (s32[], f32[1024]) parameter(0)
+  i = s32[] get-tuple-element(bp), index=0
+  x = f32[1024] get-tuple-element(bp), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  y = f32[1024] {inner}
+  ROOT t = (s32[], f32[1024]) tuple(i1, y)
+}}
+"""
+
+
+def _loop_call(prefix: str) -> str:
+    return f"""
+  z = s32[] constant(0)
+  init = (s32[], f32[1024]) tuple(z, p)
+  w = (s32[], f32[1024]) while(init), condition={prefix}cond, body={prefix}body
+  ROOT r = f32[1024] get-tuple-element(w), index=1
+"""
+
+
+def test_nested_loops_multiply() -> None:
+    text = (
+        "HloModule nested\n"
+        + _loop_comps("i", 6, "negate(x)")
+        + "inner {\n  p = f32[1024] parameter(0)\n"
+        + _loop_call("i")
+        + "}\n"
+        + _loop_comps("o", 3, "call(x), to_apply=inner")
+        + "ENTRY main {\n  p = f32[1024] parameter(0)\n"
+        + _loop_call("o")
+        + "}\n"
+    )
+    program = walk_module(parse_hlo(text))
+    counts = {k.name: k.repeats for k in program.kernels}
+    assert counts["w/y/w/y"] == 3 * 6
+    assert counts["w/y/w/condition/lt"] == 3 * 7
+    assert {(loop.name, loop.count, loop.counted_trips) for loop in program.loops} == {
+        ("w", 1, 3),
+        ("w/y/w", 3, 6),
+    }
+
+
+_CONDITIONAL = """
+HloModule cond, is_scheduled=true
+cheap {
+  a = f32[1024] parameter(0)
+  ROOT na = f32[1024] negate(a)
+}
+dear {
+  b = f32[1024] parameter(0)
+  e1 = f32[1024] exponential(b)
+  ROOT e2 = f32[1024] exponential(e1)
+}
+ENTRY main {
+  p = f32[1024] parameter(0)
+  k = s32[] parameter(1)
+  ROOT c = f32[1024] conditional(k, p, p), branch_computations={cheap, dear}
+}
+"""
+
+
+def test_a_conditional_counts_its_most_expensive_branch() -> None:
+    step = _step(_CONDITIONAL, {"c/cheap/na": 4, "c/dear/e1": 3, "c/dear/e2": 3}, {})
+    assert step.time_ns == 6 * US
+    (choice,) = step.conditionals
+    assert choice["counted"] == "dear"
+    assert step.inactive_kernels == {"c/cheap/na"}
+    report = estimate_module(_CONDITIONAL, "h100")
+    counts = {k.name: k.launches for k in report.kernels}
+    assert counts["c/cheap/na"] == 0
+    assert counts["c/dear/e1"] == counts["c/dear/e2"] == 1
+
+
+def test_a_loop_without_known_trip_count_is_counted_as_xla_writes_it_after_optimization() -> None:
+    # the same JAX scan before optimization (no known_trip_count) and after (XLA wrote 10)
+    pre = estimate_module((ROOT / "tests/data/corpus/rnn_scan.pre.hlo").read_text())
+    opt = estimate_module((ROOT / "tests/data/corpus/rnn_scan.opt.hlo").read_text())
+    assert [loop.trip_count.value for loop in pre.loops] == [10]
+    assert [loop.trip_count.how for loop in opt.loops] == ["known_trip_count"]
+    assert [loop.trip_count.value for loop in opt.loops] == [10]
+    body = {k.launches for k in pre.kernels if "/condition/" not in k.name and "/" in k.name}
+    assert body == {10}
+
+
+def test_without_collectives_the_step_is_the_module_total() -> None:
+    report = estimate_module((ROOT / "tests/data/corpus/rnn_scan.opt.hlo").read_text())
+    assert report.step is not None
+    assert report.step.time_ns == pytest.approx(report.total_time_ns)
+
+
+# -- the stage ----------------------------------------------------------------------------
+
+
+def test_stage_before_optimization_and_before_partitioning() -> None:
+    pre = module_stage(parse_hlo((ROOT / "tests/data/corpus/rnn_scan.pre.hlo").read_text()))
+    assert (pre.name, pre.scheduled, pre.optimized) == ("before optimization", False, False)
+    opt = module_stage(parse_hlo((ROOT / "tests/data/corpus/rnn_scan.opt.hlo").read_text()))
+    assert (opt.name, opt.scheduled) == ("optimized", True)
+    sharded = """
+HloModule s, num_partitions=4
+ENTRY main {
+  p = f32[1024,1024] parameter(0), sharding={devices=[4,1]<=[4]}
+  ROOT n = f32[1024,1024] negate(p), sharding={devices=[4,1]<=[4]}
+}
+"""
+    stage = module_stage(parse_hlo(sharded))
+    assert stage.name == "before SPMD partitioning"
+    assert any("shapes are global" in m for m in stage.meanings)
+
+
+# -- the trace ------------------------------------------------------------------------------
+
+
+def test_the_trace_is_valid_trace_event_json_with_nested_slices() -> None:
+    text = (ROOT / "samples/step/allgather_overlap.hlo").read_text()
+    report = estimate_module(text, "h100")
+    assert report.step is not None
+    report.step = _step(text, {"gemm0": 100, "gemm1": 100}, {"ag-start": 60})
+    doc = json.loads(json.dumps(trace_events(report)))
+    jsonschema.validate(doc, TRACE_SCHEMA)
+    slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    names = {e["name"] for e in slices}
+    assert {"gemm0", "gemm1", "ag-start", "ag-done"} <= names
+    lanes = {e["tid"] for e in slices}
+    assert lanes == {1, 2}
+    comm = next(e for e in slices if e["tid"] == 2)
+    assert (comm["ts"], comm["dur"]) == (1.0, 60.0)
+
+
+def test_the_trace_schema_rejects_what_perfetto_cannot_load() -> None:
+    bad = {"traceEvents": [{"name": "k", "ph": "X", "pid": 1, "tid": 1, "ts": 0}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, TRACE_SCHEMA)
