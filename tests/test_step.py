@@ -364,3 +364,66 @@ def test_the_trace_schema_rejects_what_perfetto_cannot_load() -> None:
     bad = {"traceEvents": [{"name": "k", "ph": "X", "pid": 1, "tid": 1, "ts": 0}]}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, TRACE_SCHEMA)
+
+
+# -- the command line -----------------------------------------------------------------------
+
+SAMPLE = ROOT / "samples/step/allgather_overlap.hlo"
+
+
+def _cli(*args: str):
+    from click.testing import CliRunner
+
+    from hloidx.cli.main import cli
+
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_cost_text_ends_with_the_step() -> None:
+    result = _cli("cost", str(SAMPLE), "--device", "h100")
+    assert result.exit_code == 0, result.output
+    lines = result.output.rstrip().splitlines()
+    assert lines[1].startswith("stage: optimized; the text's order is XLA's schedule")
+    tail = "\n".join(lines[-3:])
+    assert "step (the entry computation in XLA's schedule):" in tail
+    assert "step time" in tail
+
+
+def test_cost_text_says_the_order_is_the_texts_when_not_scheduled() -> None:
+    path = ROOT / "tests/data/corpus/rnn_scan.pre.hlo"
+    out = _cli("cost", str(path)).output
+    assert "stage: before optimization; not scheduled: the text's order" in out
+    assert "every op is estimated as a kernel of its own" in out
+    assert "loop while.6: 10 trips, from the condition" in out
+    assert "step (the entry computation in the text's order, as it is not scheduled)" in out
+
+
+def test_cost_json_has_the_step_the_loops_the_stage_and_collective_rows() -> None:
+    path = ROOT / "tests/data/corpus/rnn_scan.pre.hlo"
+    doc = json.loads(_cli("cost", str(path), "--format", "json").output)
+    assert set(doc["step"]) >= {
+        "time_ns",
+        "compute_ns",
+        "communication_ns",
+        "exposed_communication_ns",
+    }
+    assert doc["stage"]["name"] == "before optimization"
+    assert [(loop["name"], loop["trip_count"], loop["how"]) for loop in doc["loops"]] == [
+        ("while.6", 10, "pattern")
+    ]
+    assert all("count" in row for row in doc["kernels"])
+    sample = json.loads(_cli("cost", str(SAMPLE), "--format", "json").output)
+    (collective,) = [r for r in sample["kernels"] if r["kind"] == "collective"]
+    assert collective["name"] == "ag-start"
+    assert collective["count"] == 1
+    assert set(collective) >= {"exec_time_ns", "bytes", "participants", "communication"}
+
+
+def test_cost_trace_and_html() -> None:
+    trace = _cli("cost", str(SAMPLE), "--format", "trace")
+    assert trace.exit_code == 0
+    jsonschema.validate(json.loads(trace.output), TRACE_SCHEMA)
+    html = _cli("cost", str(SAMPLE), "--format", "html").output
+    assert 'aria-label="step timeline"' in html
+    assert "<title>count 1; gemm0" in html
+    assert _cli("cost", str(SAMPLE), "--format", "trace", "--compare", str(SAMPLE)).exit_code == 2

@@ -166,7 +166,7 @@ class _Walker:
         if op in SYNC_COLLECTIVES:
             node = Node(name, instr, "collective", collective=instr)
             self.collectives.append(node)
-            self._skip(name, instr, f"{op}: a collective (a row of its own, kind collective)")
+            self._skip(name, instr, f"a collective ({op}): a row of its own, kind collective")
             return node
         if op in ASYNC_STARTS or op == "async-start":
             wrapped = instr if op in ASYNC_STARTS else _wrapped_collective(instr)
@@ -176,14 +176,14 @@ class _Walker:
             node = Node(name, instr, "start", collective=wrapped)
             starts[id(instr)] = node
             self.collectives.append(node)
-            self._skip(name, instr, f"{op}: a collective (a row of its own, kind collective)")
+            self._skip(name, instr, f"a collective ({op}): a row of its own, kind collective")
             return node
         if op in ASYNC_DONES or op == "async-done":
             start = starts.get(id(instr.operands[0])) if instr.operands else None
             if start is None:
                 self._skip(name, instr, f"{op} of no collective start: not estimated")
                 return Node(name, instr, "other", reason="a done without its start")
-            self._skip(name, instr, f"{op}: waits for {start.name}")
+            self._skip(name, instr, f"an async done ({op}): waits for {start.name}")
             return Node(name, instr, "done", start=start)
         if op in OTHER_TRANSFERS:
             reason = f"{op}: a host transfer or point-to-point op, not estimated"

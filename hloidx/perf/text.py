@@ -138,7 +138,7 @@ def report_text(report: TableSource, sort: str = "time", limit: int | None = Non
 
 
 #: instructions the step lines account for (loops, calls, conditionals, collectives)
-_STEP_REASONS = ("a while loop", "a call (XLA", "a conditional of", "all-", "reduce-scatter")
+_STEP_REASONS = ("a while loop", "a call (XLA", "a conditional of", "a collective", "an async done")
 
 
 def stage_lines(stage: Any) -> list[str]:
@@ -175,7 +175,7 @@ def step_lines(report: TableSource) -> list[str]:
         )
     rows = report.collective_rows()
     estimated = [r for r in rows if r.estimate is not None]
-    order = "XLA's schedule" if step.scheduled else "the text's order (the module is not scheduled)"
+    order = "XLA's schedule" if step.scheduled else "the text's order, as it is not scheduled"
     lines.append(f"step (the entry computation in {order}):")
     if rows and not estimated:
         lines.append(
