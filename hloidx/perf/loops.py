@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .kernels import FREE, Kernel, Skipped, kernel_of
+from .kernels import FREE, LIBRARY_OPS, Kernel, Skipped, kernel_of
 from .trip_count import TripCount, trip_count
 
 if TYPE_CHECKING:
@@ -205,7 +205,12 @@ class _Walker:
             return Node(name, instr, "call", body=inner)
         if op == "conditional":
             return self._conditional(instr, name, count, depth)
-        kernel = kernel_of(instr, self.module, name, count)
+        if op == "fusion" or op in LIBRARY_OPS:
+            kernel = kernel_of(instr, self.module, name, count)
+        else:
+            # an unfused op: its one-op fusion is made when it is estimated (report.py), not
+            # for each of the thousands of equal ops of a module before optimization
+            kernel = Kernel(instr, "op", None, name, count)
         self.kernels.append(kernel)
         return Node(name, instr, "kernel", kernel=kernel)
 

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import HloidxError
 from ..hlo.fusion import body_of
+from ..hlo.ir import CALL_ATTRIBUTES, INDEXING_IRRELEVANT_ATTRIBUTES
 from ..hlo.sharing import structure_key
 from .costs import KernelCost
 from .devices import CostDevice, cost_device
 from .fusion_model import estimate_fusion
-from .kernels import Kernel, Skipped
+from .kernels import Kernel, Skipped, wrap_as_fusion
 from .library import estimate_library
 from .loops import Loop, Program, walk_module
 from .model import KERNEL_LAUNCH_OVERHEAD_NS
@@ -120,9 +121,36 @@ def _with_count(row: dict[str, Any], count: int) -> dict[str, Any]:
     return row
 
 
+def _op_key(instr: Any) -> tuple[Any, ...]:
+    """What the one-op fusion of an unfused op is, without names: its structure key's content
+    (opcode, shapes, literal, relevant attributes, called structures), read from the op."""
+    attributes = tuple(
+        sorted(
+            (k, v)
+            for k, v in instr.attributes.items()
+            if k not in INDEXING_IRRELEVANT_ATTRIBUTES and k not in CALL_ATTRIBUTES
+        )
+    )
+    called = tuple(
+        (key, tuple(structure_key(c) for c in comps))
+        for key, comps in instr.called_computations.items()
+    )
+    return (
+        "op",
+        instr.opcode,
+        instr.shape,
+        instr.literal,
+        tuple(o.shape for o in instr.operands),
+        attributes,
+        called,
+    )
+
+
 def _fingerprint(kernel: Kernel) -> Any:
     """The kernel's computation without names (what ``--compare`` matches kernels by)."""
     instr = kernel.instruction
+    if kernel.kind == "op" and kernel.fusion is None:
+        return _op_key(instr)
     if kernel.fusion is None:
         return (instr.opcode, str(instr.shape), tuple(str(o.shape) for o in instr.operands))
     try:
@@ -133,6 +161,8 @@ def _fingerprint(kernel: Kernel) -> Any:
 
 def _estimate_key(kernel: Kernel) -> Any:
     """Equal keys, equal estimates: the computation, the fusion kind and its configuration."""
+    if kernel.kind == "op" and kernel.fusion is None:
+        return _op_key(kernel.instruction)
     if kernel.kind == "library" or kernel.fusion is None:
         return None
     found = _fingerprint(kernel)
@@ -144,6 +174,12 @@ def _estimate_key(kernel: Kernel) -> Any:
 
 def _heaviest(kernel: Kernel, index: int) -> str:
     """The instruction at ``index`` of the kernel's fused computation, as ``opcode name``."""
+    if kernel.kind == "op" and kernel.fusion is None:
+        # the one-op fusion: its parameters, then the op
+        instr = kernel.instruction
+        if index == len(instr.operands):
+            return f"{instr.opcode} {instr.name}"
+        return f"parameter param_{index}" if 0 <= index < len(instr.operands) else ""
     if kernel.fusion is None or index < 0:
         return ""
     instructions = body_of(kernel.fusion).instructions
@@ -201,6 +237,12 @@ def _estimate_triton(kernel: Kernel, device: CostDevice, model: str) -> KernelCo
 def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -> KernelCost:
     """The estimate of one kernel by ``model``."""
     instr = kernel.instruction
+    fingerprint = _fingerprint(kernel)
+    if kernel.kind == "op" and kernel.fusion is None:
+        module = instr.computation.module if instr.computation is not None else None
+        if module is None:
+            raise HloidxError(f"{instr.name} belongs to no module")
+        kernel.fusion = wrap_as_fusion(instr, module)
     if kernel.kind == "library" or kernel.fusion is None:
         cost = estimate_library(instr, device)
     elif kernel.kind == "triton":
@@ -215,7 +257,7 @@ def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -
     cost.launches = kernel.repeats
     if kernel.kind == "op":
         cost.kind = "unfused op"
-    cost.fingerprint = _fingerprint(kernel)
+    cost.fingerprint = fingerprint
     cost.why = explain(cost)
     return cost
 
