@@ -206,9 +206,10 @@ def _slice_tooltip(report: CostReport) -> Callable[[Slice], str]:
             e = r.estimate
             if e is None:
                 return f"{r.name} ({r.opcode}): communication not estimated"
+            where = f", {e.communication}" if e.communication else ""
             return (
                 f"{r.name} ({r.opcode}): {human_time(e.time_ns)}, count {r.count}, "
-                f"exposed {human_time(r.exposed_ns)} a run, {e.communication or ''}"
+                f"exposed {human_time(r.exposed_ns)} a run{where}"
             )
         if s.args:
             return s.name + ": " + ", ".join(f"{k} {v}" for k, v in s.args.items())

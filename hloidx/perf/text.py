@@ -180,7 +180,8 @@ def step_lines(report: TableSource) -> list[str]:
     if rows and not estimated:
         lines.append(
             f"  step time {human_time(step.time_ns)} = compute {human_time(step.compute_ns)}; "
-            f"communication: not estimated ({len(rows)} collectives)"
+            f"communication: not estimated ({len(rows)} "
+            + ("collective)" if len(rows) == 1 else "collectives)")
         )
         return lines
     lines.append(
@@ -188,7 +189,8 @@ def step_lines(report: TableSource) -> list[str]:
         f"+ exposed communication {human_time(step.exposed_ns)}"
     )
     lines.append(
-        f"  communication {human_time(step.communication_ns)} in {len(estimated)} collectives"
+        f"  communication {human_time(step.communication_ns)} in {len(estimated)} "
+        + ("collective" if len(estimated) == 1 else "collectives")
         + (
             f" ({len(rows) - len(estimated)} more not estimated)"
             if len(estimated) < len(rows)

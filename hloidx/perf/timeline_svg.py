@@ -118,6 +118,11 @@ def timeline_svg(step: StepResult, tooltip: Callable[[Slice], str] | None = None
                     f'height="{LANE_HEIGHT - 2 * inset}" fill="{fill}" stroke="{colour}" '
                     f'stroke-width="0.5"><title>{escape(tip)}</title></rect>'
                 )
+                if n == 1 and depth == 0 and w >= 7 * len(s.name) and s.kind != "loop":
+                    parts.append(
+                        f'<text x="{x + 3:.2f}" y="{y + LANE_HEIGHT / 2 + 4:.0f}" '
+                        f'font-size="11" fill="white">{escape(s.name)}</text>'
+                    )
     axis_y = TOP + len(LANES) * (LANE_HEIGHT + LANE_GAP) + 4
     for k in range(5):
         t = total * k / 4
