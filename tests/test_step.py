@@ -427,3 +427,68 @@ def test_cost_trace_and_html() -> None:
     assert 'aria-label="step timeline"' in html
     assert "<title>count 1; gemm0" in html
     assert _cli("cost", str(SAMPLE), "--format", "trace", "--compare", str(SAMPLE)).exit_code == 2
+
+
+def _nested_properly(events: list[dict]) -> bool:
+    """Complete events of one thread nest: each starts after the previous ends or lies inside
+    an enclosing one (what the trace viewers need to draw them as a stack)."""
+    by_tid: dict[int, list[tuple[float, float]]] = {}
+    for e in events:
+        if e["ph"] == "X":
+            by_tid.setdefault(e["tid"], []).append((e["ts"], e["ts"] + e["dur"]))
+    eps = 1e-6
+    for spans in by_tid.values():
+        stack: list[float] = []
+        for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
+            while stack and stack[-1] <= start + eps:
+                stack.pop()
+            if stack and end > stack[-1] + eps:
+                return False
+            stack.append(end)
+    return True
+
+
+def test_trace_slices_nest_on_each_thread_with_loops_and_collectives() -> None:
+    # a collective in flight across a loop whose body has its own all-reduce
+    text = (
+        "HloModule m, is_scheduled=true\n"
+        + _ADD
+        + _loop_comps("l", 4, "all-reduce(x), replica_groups={{0,1}}, to_apply=add")
+        + "ENTRY main {\n  p = f32[1024] parameter(0)\n"
+        + "  "
+        + _ar_start("ars", "p")
+        + "\n"
+        + _loop_call("l").replace("ROOT r = f32[1024]", "r = f32[1024]")
+        + "  ard = f32[1024] all-reduce-done(ars)\n"
+        + "  ROOT out = f32[1024] add(r, ard)\n}\n"
+    )
+    report = estimate_module(text, "h100")
+    report.step = _step(text, {"w/i1": 1, "w/condition/lt": 1, "out": 2}, {"ars": 30, "w/y": 3})
+    doc = trace_events(report)
+    jsonschema.validate(doc, TRACE_SCHEMA)
+    assert _nested_properly(doc["traceEvents"])
+    # 4 trips of (lt 1 + i1 1 + all-reduce 3 exposed) + lt 1 = 21 us of loop; ars (1..31 us)
+    # waits from 22 to 31 us: 9 us exposed, then done 1 us and out 2 us
+    assert report.step.time_ns == (1 + 21 + 9 + 1 + 2) * US
+    assert report.step.exposed_ns == (4 * 3 + 9) * US
+
+
+def test_the_readme_worked_example_prints_what_the_readme_says(monkeypatch) -> None:
+    import doctest
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    block = next(
+        b for b in re.findall(r"```text\n(.*?)```", text, re.DOTALL) if ">>> from hloidx" in b
+    )
+    monkeypatch.chdir(ROOT)
+    test = doctest.DocTestParser().get_doctest(block, {}, "README", "README.md", 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.failures == 0
+    # the hand arithmetic of the README, from the report's own numbers
+    report = estimate_module(
+        SAMPLE.read_text(), "h100", collective_time=lambda i: CollectiveTime(3e6)
+    )
+    gemm0 = next(k for k in report.kernels if k.name == "gemm0").exec_time_ns + US
+    assert report.step.exposed_ns == pytest.approx((1 + 3000) * US - (1 * US + gemm0))

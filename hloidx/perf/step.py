@@ -9,7 +9,9 @@ the compute stream until it ends. Collectives run one at a time on the communica
 The start and the done of an asynchronous collective each take XLA's ``kLowCost`` (1 µs) of
 the compute stream (``SolLatencyEstimator::NodeCost``). A loop runs its condition and body
 ``trips`` times and its condition once more; a call runs its computation in place; a
-conditional runs its most expensive branch (and says so).
+conditional runs its most expensive branch (and says so). A loop's body, a call's computation
+and a branch are timed on their own, once, and placed as one block: a collective in flight
+across them does not delay the collectives inside them.
 
 The durations come from outside: ``kernel_ns(kernel)`` for one launch of a kernel row, and
 ``collective_time(instruction)`` for a collective (``None``: not estimated). **Exposed

@@ -15,7 +15,21 @@ if TYPE_CHECKING:
     from .report import CostReport
 
 PID = 1
-TIDS = {"compute": 1, "communication": 2}
+#: the streams as threads; the communication of a loop's or a call's first run drawn on a
+#: thread of its own (slices of one thread must nest, and a collective in flight across a loop
+#: would overlap the loop body's)
+TIDS = {"compute": 1, "communication": 2, "nested communication": 3}
+THREAD_NAMES = {
+    1: "compute stream",
+    2: "communication stream",
+    3: "communication stream (inside loops and calls, first run)",
+}
+
+
+def _tid(lane: str, depth: int) -> int:
+    if lane == "communication" and depth > 0:
+        return TIDS["nested communication"]
+    return TIDS[lane]
 
 
 def _row_args(report: CostReport) -> dict[str, dict[str, Any]]:
@@ -48,14 +62,14 @@ def trace_events(report: CostReport) -> dict[str, Any]:
     events: list[dict[str, Any]] = [
         {"name": "process_name", "ph": "M", "pid": PID, "tid": 0, "args": {"name": "GPU"}},
     ]
-    for lane, tid in TIDS.items():
+    for tid, thread in THREAD_NAMES.items():
         events.append(
             {
                 "name": "thread_name",
                 "ph": "M",
                 "pid": PID,
                 "tid": tid,
-                "args": {"name": f"{lane} stream"},
+                "args": {"name": thread},
             }
         )
         events.append(
@@ -81,7 +95,7 @@ def trace_events(report: CostReport) -> dict[str, Any]:
                     "ts": round(s.start_ns / 1e3, 6),
                     "dur": round(max(0.0, s.end_ns - s.start_ns) / 1e3, 6),
                     "pid": PID,
-                    "tid": TIDS[s.lane],
+                    "tid": _tid(s.lane, s.depth),
                     "args": args,
                 }
             )
