@@ -492,3 +492,21 @@ def test_the_readme_worked_example_prints_what_the_readme_says(monkeypatch) -> N
     )
     gemm0 = next(k for k in report.kernels if k.name == "gemm0").exec_time_ns + US
     assert report.step.exposed_ns == pytest.approx((1 + 3000) * US - (1 * US + gemm0))
+
+
+def test_a_loop_of_unknown_trip_count_says_why_and_counts_one_trip() -> None:
+    # the counter is multiplied by one: not XLA's add pattern, and evaluated step by step it
+    # never reaches the bound (XLA gives up after 128 iterations)
+    text = _LOOP.replace("i1 = s32[] add(i, one)", "i1 = s32[] multiply(i, one)")
+    report = estimate_module(text, "h100")
+    (loop,) = report.loops
+    assert loop.trip_count.value is None
+    assert loop.counted_trips == 1
+    doc = report.as_dict()
+    assert doc["loops"][0]["trip_count"] is None
+    assert "not an add" in doc["loops"][0]["reason"]
+    assert "still running after 128 evaluated iterations" in doc["loops"][0]["reason"]
+    out = report.text()
+    assert "loop w: trip count unknown: " in out
+    assert "; counted as one trip" in out
+    assert {k.launches for k in report.kernels if k.name.startswith("w/")} == {1, 2}
