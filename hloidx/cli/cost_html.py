@@ -159,7 +159,7 @@ def time_bar_svg(report: CostReport, top: int = 8) -> str:
 def _table(report: CostReport, sort: str) -> str:
     total = report.kernels_time_ns
     heads = [
-        ("kernel", False), ("emitter", False), ("launch", False), ("flops", True),
+        ("kernel", False), ("emitter", False), ("count", True), ("launch", False), ("flops", True),
         ("bytes read", True), ("bytes written", True), ("read ns", True), ("write ns", True),
         ("compute ns", True), ("estimated ns", True), ("bound", False), ("share", True),
         ("why", False),
@@ -174,6 +174,7 @@ def _table(report: CostReport, sort: str) -> str:
         cells = [
             escape(k.name),
             escape(k.emitter),
+            f'<td data-v="{k.launches}">{k.launches}',
             f"{k.blocks}×{k.threads_per_block}",
             f'<td data-v="{k.flops}">{human_count(k.flops)}',
             f'<td data-v="{k.bytes_read}">{human_bytes(k.bytes_read)}',

@@ -20,9 +20,18 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from .scalar_eval import (
+    NOT_SCALAR_OPS,
+    CannotEvaluate,
+    called,
+    evaluate,
+    int_div,
+    is_collective,
+    scalar_literal,
+)
 
 if TYPE_CHECKING:
     from ..hlo.ir import Computation, Instruction
@@ -66,19 +75,11 @@ class _NotFound(Exception):
     """The analysis stops here (the message is the reason)."""
 
 
-class _CannotEvaluate(Exception):
-    pass
-
-
 # -- the graph helpers of the analysis -----------------------------------------------------
 
 
 def _is_constant(instr: Instruction) -> bool:
     return instr.opcode == "constant"
-
-
-def _called(instr: Instruction) -> list[Computation]:
-    return [c for comps in instr.called_computations.values() for c in comps]
 
 
 def _trace_copies(instr: Instruction) -> Instruction:
@@ -127,27 +128,12 @@ def _is_scalar(instr: Instruction) -> bool:
     return not shape.is_tuple and not shape.dims
 
 
-def _is_effective_scalar(instr: Instruction) -> bool:
-    shape = instr.shape
-    return not shape.is_tuple and all(d == 1 for d in shape.dims)
-
-
-_NOT_SCALAR_OPS = ("send", "send-done", "recv", "recv-done", "custom-call")
-
-
-def _is_collective(op: str) -> bool:
-    return (
-        op.startswith(("all-", "reduce-scatter", "collective-", "ragged-all-to-all"))
-        or op == "all-to-all"
-    )
-
-
 def _is_scalar_op(instr: Instruction, depth: int = 0) -> bool:
     """A scalar op the analysis may evaluate (XLA's ``IsScalarOp``)."""
     op = instr.opcode
-    if _is_collective(op) or op in _NOT_SCALAR_OPS or depth > 16:
+    if is_collective(op) or op in NOT_SCALAR_OPS or depth > 16:
         return False
-    for comp in _called(instr):
+    for comp in called(instr):
         if not all(_is_scalar_op(i, depth + 1) for i in comp.instructions):
             return False
     return _is_scalar(instr)
@@ -167,7 +153,7 @@ def _passes_tuple_through(instr: Instruction) -> Instruction | None:
     if instr.opcode == "copy" and instr.operands:
         return instr.operands[0]
     if instr.opcode in ("fusion", "call") and len(instr.operands) == 1:
-        comps = _called(instr)
+        comps = called(instr)
         if len(comps) == 1 and comps[0].root is not None:
             root = comps[0].root
             while root.opcode == "copy" and root.operands:
@@ -291,170 +277,6 @@ def _induction_variable_index(while_op: Instruction) -> int:
 
 # -- a small evaluator of scalar HLO ----------------------------------------------------------
 
-_INT_TYPES = {f"{s}{b}": (s == "s", b) for s in "su" for b in (2, 4, 8, 16, 32, 64)}
-_FLOAT_PREFIXES = ("f", "bf")
-
-
-def _wrap(value: Any, element_type: str) -> Any:
-    if element_type == "pred":
-        return bool(value)
-    if element_type in _INT_TYPES:
-        signed, bits = _INT_TYPES[element_type]
-        if isinstance(value, float):
-            if not math.isfinite(value):
-                raise _CannotEvaluate("a non-finite float converted to an integer")
-            value = int(value)
-        value = int(value) & ((1 << bits) - 1)
-        if signed and value >= 1 << (bits - 1):
-            value -= 1 << bits
-        return value
-    if element_type.startswith(_FLOAT_PREFIXES):
-        return float(value)
-    raise _CannotEvaluate(f"element type {element_type}")
-
-
-def _literal(instr: Instruction) -> Any:
-    text = (instr.literal or "").strip().strip("{}").strip()
-    if not _is_effective_scalar(instr) or "," in text:
-        raise _CannotEvaluate(f"{instr.name} is not a scalar constant")
-    if text in ("true", "false"):
-        return text == "true"
-    try:
-        value: Any = int(text, 0)
-    except ValueError:
-        try:
-            value = float(text)
-        except ValueError:
-            raise _CannotEvaluate(f"constant {text!r}") from None
-    return _wrap(value, instr.shape.element_type)
-
-
-def _int_div(a: int, b: int) -> int:
-    if b == 0:
-        raise _CannotEvaluate("division by zero")
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _int_rem(a: int, b: int) -> int:
-    if b == 0:
-        raise _CannotEvaluate("remainder by zero")
-    return a - _int_div(a, b) * b
-
-
-_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
-    "EQ": lambda a, b: a == b,
-    "NE": lambda a, b: a != b,
-    "LT": lambda a, b: a < b,
-    "LE": lambda a, b: a <= b,
-    "GT": lambda a, b: a > b,
-    "GE": lambda a, b: a >= b,
-}
-
-
-class _Evaluator:
-    """Evaluates scalar instructions from constants and the bound values (XLA's
-    ``HloEvaluator`` on the few ops a loop's counter goes through)."""
-
-    def __init__(self, bound: dict[int, Any]) -> None:
-        self.bound = bound
-        self.values: dict[int, Any] = {}
-
-    def __call__(self, instr: Instruction, depth: int = 0) -> Any:
-        key = id(instr)
-        if key in self.bound:
-            return self.bound[key]
-        if key in self.values:
-            return self.values[key]
-        if depth > 64:
-            raise _CannotEvaluate("too deep")
-        value = self._evaluate(instr, depth)
-        self.values[key] = value
-        return value
-
-    def _evaluate(self, instr: Instruction, depth: int) -> Any:
-        op = instr.opcode
-        if op == "constant":
-            return _literal(instr)
-        if op == "tuple":
-            return tuple(self(o, depth + 1) for o in instr.operands)
-        if op == "get-tuple-element":
-            value = self(instr.operands[0], depth + 1)
-            return value[instr.tuple_index or 0]
-        if not _is_effective_scalar(instr):
-            raise _CannotEvaluate(f"{instr.name} is not a scalar")
-        if op in ("fusion", "call"):
-            comps = _called(instr)
-            if len(comps) != 1:
-                raise _CannotEvaluate(f"{instr.name} calls {len(comps)} computations")
-            args = [self(o, depth + 1) for o in instr.operands]
-            return _evaluate_computation(comps[0], args, depth + 1)
-        if op == "parameter" or _is_collective(op) or op in _NOT_SCALAR_OPS:
-            raise _CannotEvaluate(f"{op} {instr.name} has no value here")
-        args = [self(o, depth + 1) for o in instr.operands]
-        element_type = instr.shape.element_type
-        return _wrap(_apply(op, instr, args), element_type)
-
-
-def _apply(op: str, instr: Instruction, args: list[Any]) -> Any:
-    integer = all(isinstance(a, int) for a in args)
-    match op:
-        case "add":
-            return args[0] + args[1]
-        case "subtract":
-            return args[0] - args[1]
-        case "multiply":
-            return args[0] * args[1]
-        case "divide":
-            if integer:
-                return _int_div(args[0], args[1])
-            return args[0] / args[1]
-        case "remainder":
-            if integer:
-                return _int_rem(args[0], args[1])
-            return math.fmod(args[0], args[1])
-        case "maximum":
-            return max(args[0], args[1])
-        case "minimum":
-            return min(args[0], args[1])
-        case "negate":
-            return -args[0]
-        case "abs":
-            return abs(args[0])
-        case "not":
-            return (not args[0]) if isinstance(args[0], bool) else ~args[0]
-        case "and":
-            return args[0] & args[1]
-        case "or":
-            return args[0] | args[1]
-        case "xor":
-            return args[0] ^ args[1]
-        case "select":
-            return args[1] if args[0] else args[2]
-        case "compare":
-            direction = instr.attributes.get("direction", "")
-            if direction not in _COMPARE:
-                raise _CannotEvaluate(f"compare direction {direction!r}")
-            return _COMPARE[direction](args[0], args[1])
-        case "convert" | "copy" | "bitcast" | "reshape" | "bitcast-convert" if len(args) == 1:
-            if op == "bitcast-convert":
-                raise _CannotEvaluate("bitcast-convert")
-            return args[0]
-    raise _CannotEvaluate(f"{op} is not evaluated")
-
-
-def _evaluate_computation(comp: Computation, args: list[Any], depth: int) -> Any:
-    params = comp.parameters
-    if len(params) != len(args) or comp.root is None:
-        raise _CannotEvaluate(f"{comp.name}: {len(args)} arguments for {len(params)} parameters")
-    evaluator = _Evaluator({id(p): a for p, a in zip(params, args, strict=True)})
-    return evaluator(comp.root, depth)
-
-
-def _evaluate(instr: Instruction, bound: dict[int, Any] | None = None) -> Any:
-    return _Evaluator(bound or {})(instr)
-
-
 # -- the trip count -------------------------------------------------------------------------
 
 
@@ -493,8 +315,8 @@ def _match_trivial(while_op: Instruction, index: int, init: Any) -> int:
     if step_instr is None or not _is_constant(step_instr):
         raise _NotFound("the induction variable is not incremented by a constant")
     try:
-        step = _literal(step_instr)
-    except _CannotEvaluate:
+        step = scalar_literal(step_instr)
+    except CannotEvaluate:
         raise _NotFound("the increment is not a scalar constant") from None
     if isinstance(step, bool) or not isinstance(step, int):
         raise _NotFound("the increment is not an integer")
@@ -511,8 +333,8 @@ def _match_trivial(while_op: Instruction, index: int, init: Any) -> int:
     if bound_instr is None or not _is_constant(bound_instr):
         raise _NotFound("the condition's bound is not a constant")
     try:
-        bound = _literal(bound_instr)
-    except _CannotEvaluate:
+        bound = scalar_literal(bound_instr)
+    except CannotEvaluate:
         raise _NotFound("the condition's bound is not a scalar constant") from None
     if isinstance(bound, bool) or not isinstance(bound, int):
         raise _NotFound("the condition's bound is not an integer")
@@ -520,14 +342,14 @@ def _match_trivial(while_op: Instruction, index: int, init: Any) -> int:
     first = cond_root.operands[0] is cond_variable
     if direction == "LT" and first:
         trips = _checked(bound - init)
-        div = _int_div(trips, step)
+        div = int_div(trips, step)
         if _c_remainder(trips, step) == 0:
             return max(0, div)
         more = _checked(div + 1)
         return max(0, more) if more < bound else max(0, div)
     if direction == "LE" and first:
         trips = _checked(bound - init)
-        return max(0, _checked(_int_div(trips, step) + 1))
+        return max(0, _checked(int_div(trips, step) + 1))
     raise _NotFound("the condition is not i < N or i <= N")
 
 
@@ -541,8 +363,8 @@ def compute_trip_count(
         return TripCount(None, HOW_UNKNOWN, f"no induction variable ({e})")
     init_instr = _trace_copies(while_op.operands[0].operands[index])
     try:
-        value = _evaluate(init_instr)
-    except (_CannotEvaluate, IndexError, TypeError) as e:
+        value = evaluate(init_instr)
+    except (CannotEvaluate, IndexError, TypeError) as e:
         return TripCount(
             None, HOW_UNKNOWN, f"the induction variable's initial value is not a constant ({e})"
         )
@@ -563,10 +385,10 @@ def compute_trip_count(
         return TripCount(None, HOW_UNKNOWN, f"{why}; the condition is not evaluable step by step")
     try:
         for trips in range(max_brute_force_iterations + 1):
-            if not _evaluate(cond_root, {id(cond_variable): value}):
+            if not evaluate(cond_root, {id(cond_variable): value}):
                 return TripCount(trips, HOW_EVALUATED)
-            value = _evaluate(update, {id(variable): value})
-    except (_CannotEvaluate, IndexError, TypeError) as e:
+            value = evaluate(update, {id(variable): value})
+    except (CannotEvaluate, IndexError, TypeError) as e:
         return TripCount(None, HOW_UNKNOWN, f"{why}; the condition cannot be evaluated ({e})")
     return TripCount(
         None,
@@ -593,17 +415,17 @@ def _exact_count(while_op: Instruction) -> int | None:
     start."""
     try:
         index = _induction_variable_index(while_op)
-        init = _evaluate(_trace_copies(while_op.operands[0].operands[index]))
+        init = evaluate(_trace_copies(while_op.operands[0].operands[index]))
         body, condition = _loop_parts(while_op)
         assert body.root is not None
         assert condition.root is not None
         update = _trace_copies(body.root.operands[index])
         variable = _non_constant_operand(update)
-        step = _literal(next(o for o in update.operands if o is not variable))
+        step = scalar_literal(next(o for o in update.operands if o is not variable))
         cond_root = condition.root
         cond_variable = _non_constant_operand(cond_root)
-        bound = _literal(next(o for o in cond_root.operands if o is not cond_variable))
-    except (_NotFound, _CannotEvaluate, StopIteration, IndexError, TypeError):
+        bound = scalar_literal(next(o for o in cond_root.operands if o is not cond_variable))
+    except (_NotFound, CannotEvaluate, StopIteration, IndexError, TypeError):
         return None
     span = bound - init + (1 if cond_root.attributes.get("direction") == "LE" else 0)
     return max(0, -(-span // step))
