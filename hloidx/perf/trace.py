@@ -87,13 +87,16 @@ def trace_events(report: CostReport) -> dict[str, Any]:
         for s in step.slices:
             args = dict(rows.get(s.name, {}))
             args.update(s.args)
+            # whole nanoseconds, the start and the end rounded (not the duration): slices that
+            # touch still touch, and a child ends inside its parent
+            start, end = round(s.start_ns) / 1e3, round(max(s.end_ns, s.start_ns)) / 1e3
             events.append(
                 {
                     "name": s.name,
                     "cat": s.kind,
                     "ph": "X",
-                    "ts": round(s.start_ns / 1e3, 6),
-                    "dur": round(max(0.0, s.end_ns - s.start_ns) / 1e3, 6),
+                    "ts": start,
+                    "dur": round(end - start, 3),
                     "pid": PID,
                     "tid": _tid(s.lane, s.depth),
                     "args": args,
