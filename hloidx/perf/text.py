@@ -177,7 +177,13 @@ def step_lines(report: TableSource) -> list[str]:
     estimated = [r for r in rows if r.estimate is not None]
     order = "XLA's schedule" if step.scheduled else "the text's order, as it is not scheduled"
     lines.append(f"step (the entry computation in {order}):")
-    if rows and not estimated:
+    if not rows:
+        lines.append(
+            f"  step time {human_time(step.time_ns)} = compute {human_time(step.compute_ns)}; "
+            "no collectives"
+        )
+        return lines
+    if not estimated:
         lines.append(
             f"  step time {human_time(step.time_ns)} = compute {human_time(step.compute_ns)}; "
             f"communication: not estimated ({len(rows)} "
