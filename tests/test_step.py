@@ -427,6 +427,9 @@ def test_cost_trace_and_html() -> None:
     assert 'aria-label="step timeline"' in html
     assert "<title>count 1; gemm0" in html
     assert _cli("cost", str(SAMPLE), "--format", "trace", "--compare", str(SAMPLE)).exit_code == 2
+    pre = _cli("cost", str(ROOT / "tests/data/corpus/rnn_scan.pre.hlo"), "--format", "html")
+    assert "<h2>Stage</h2><p>stage: before optimization" in pre.output
+    assert "loop while.6: 10 trips" in pre.output
 
 
 def _nested_properly(events: list[dict]) -> bool:
