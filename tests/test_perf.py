@@ -215,7 +215,7 @@ def test_cli_cost_text_json_html() -> None:
     assert len(doc["kernels"]) == 2
     html = _run("cost", str(VIEW), "--format", "html").output
     assert html.startswith("<!DOCTYPE html>")
-    assert html.count("<svg") == 2
+    assert html.count("<svg") == 3  # the step timeline, the time bar, the roofline
     assert "<circle" in html
     assert "<script>" in html
 
@@ -313,12 +313,12 @@ def test_html_page_svgs_are_well_formed_and_escape_names() -> None:
     report.kernels[0].why += " <b>&"
     page = report_html(report)
     svgs = re.findall(r"<svg.*?</svg>", page, re.DOTALL)
-    assert len(svgs) == 2
+    assert len(svgs) == 3  # the step timeline, the time bar, the roofline
     for svg in svgs:
         ET.fromstring(svg)  # well-formed XML: every name and tooltip escaped
     assert "&lt;b&gt;&amp;" in page
     assert "<b>&" not in page
-    circles = re.findall(r"<circle", svgs[1])
+    circles = re.findall(r"<circle", svgs[2])
     assert len(circles) == sum(1 for k in report.kernels if k.flops and k.exec_time_ns)
 
 

@@ -37,9 +37,11 @@ from .options import global_options, language_option
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "html"]),
+    type=click.Choice(["text", "json", "html", "trace"]),
     default="text",
     show_default=True,
+    help="text, json, html (tables, roofline and the step's timeline) or trace (the step as "
+    "Chrome/Perfetto trace-event JSON: open it in ui.perfetto.dev).",
 )
 @click.option(
     "--compare",
@@ -73,12 +75,21 @@ def cost(
     where that differs from XLA. Triton fusions use the tiled model (the configured tiling,
     or the best of XLA's search); a tiling that spills registers "does not fit".
 
+    Loops and the step: a while loop's kernels count its trip count (known_trip_count, else
+    derived from its condition as XLA does, else unknown and counted once); a conditional
+    counts its most expensive branch. The text ends with the step: the entry computation in
+    its order (XLA's schedule when is_scheduled=true), kernels one after another, async
+    collectives beside them from -start to -done; step time, compute, communication and the
+    exposed communication (what the compute stream waits for). --format trace writes the
+    step as Chrome/Perfetto trace events.
+
     \b
     Examples:
       hloidx cost tests/data/gpu/view/coalescing.hlo
       hloidx cost tests/data/gpu/view/coalescing.hlo --model xla --format json
       hloidx cost tests/data/xla/cost/triton_softmax.hlo --device h100
       hloidx cost tests/data/gpu/view/coalescing.hlo --compare tests/data/gpu/view/seed001.hlo
+      hloidx cost samples/step/allgather_overlap.hlo --device h100 --format trace
     """
     from ..errors import HloidxError
     from .options import EXIT_BAD_INPUT, load_module, report_error
@@ -97,7 +108,7 @@ def cost(
             comparison = compare_reports(report, estimate_module(other, device, model))
             if fmt == "json":
                 click.echo(json.dumps(comparison.as_dict(), indent=2))
-            elif fmt == "html":
+            elif fmt in ("html", "trace"):
                 raise click.UsageError("--compare prints text or json")
             else:
                 click.echo(comparison.text(limit))
@@ -108,6 +119,10 @@ def cost(
             from ..render.cost_html import report_html
 
             click.echo(report_html(report, sort))
+        elif fmt == "trace":
+            from ..perf.trace import trace_events
+
+            click.echo(json.dumps(trace_events(report)))
         else:
             click.echo(report.text(sort, limit))
     except HloidxError as error:

@@ -29,6 +29,13 @@ class TableSource(Protocol):
 
     def sorted(self, key: str = "time") -> list[KernelCost]: ...
 
+    # the loops, the step and the stage (``report.CostReport`` has them; None or empty: none)
+    loops: Sequence[Any]
+    step: Any
+    stage: Any
+
+    def collective_rows(self) -> list[Any]: ...
+
 
 def human_bytes(n: float) -> str:
     for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
@@ -61,6 +68,7 @@ def report_text(report: TableSource, sort: str = "time", limit: int | None = Non
     header = (
         "kernel",
         "emitter",
+        "count",
         "launch",
         "flops",
         "read",
@@ -80,8 +88,8 @@ def report_text(report: TableSource, sort: str = "time", limit: int | None = Non
             (
                 k.name,
                 k.emitter,
-                f"{k.blocks}x{k.threads_per_block}"
-                + (f" ({k.launches} launches)" if k.launches != 1 else ""),
+                str(k.launches),
+                f"{k.blocks}x{k.threads_per_block}",
                 human_count(k.flops),
                 human_bytes(k.bytes_read),
                 human_bytes(k.bytes_written),
@@ -99,6 +107,7 @@ def report_text(report: TableSource, sort: str = "time", limit: int | None = Non
         f"{report.module} on {report.device.name}, model {report.model} "
         "(an estimate from XLA's cost model formulas, not a measurement)"
     ]
+    lines.extend(stage_lines(report.stage))
     for r in table:
         cells = [str(c).ljust(w) for c, w in zip(r[:-1], widths, strict=True)]
         lines.append("  ".join(cells) + "  " + str(r[-1]))
@@ -121,5 +130,88 @@ def report_text(report: TableSource, sort: str = "time", limit: int | None = Non
         lines.append(f"does not fit in registers (no estimate): {', '.join(unfit)}")
     others = [s for s in report.skipped if not s.reason.startswith("launches no kernel")]
     for s in others:
+        if s.reason.startswith(_STEP_REASONS):
+            continue
         lines.append(f"no row: {s.name} ({s.opcode}): {s.reason}")
+    lines.extend(step_lines(report))
     return "\n".join(lines)
+
+
+#: instructions the step lines account for (loops, calls, conditionals, collectives)
+_STEP_REASONS = ("a while loop", "a call (XLA", "a conditional of", "a collective", "an async done")
+
+
+def stage_lines(stage: Any) -> list[str]:
+    """What the module's stage means for its estimate (nothing for an optimized module)."""
+    if stage is None:
+        return []
+    out = [f"stage: {stage.name}; {stage.order}"]
+    out.extend(f"  {m}" for m in stage.meanings)
+    return out
+
+
+def step_lines(report: TableSource) -> list[str]:
+    """The loops, the conditionals, the collectives and the step: the text's closing lines."""
+    step = report.step
+    if step is None:
+        return []
+    lines = [""]
+    for loop in report.loops:
+        trips = loop.trip_count
+        what = (
+            f"{trips.value} trips, {trips.describe()}"
+            if trips.value is not None
+            else f"trip count {trips.describe()}; counted as one trip"
+        )
+        runs = f", runs {loop.count} times per step" if loop.count != 1 else ""
+        lines.append(f"loop {loop.name}: {what}{runs}")
+    for choice in step.conditionals:
+        branches = ", ".join(
+            f"{b['computation']} {human_time(b['time_ns'])}" for b in choice["branches"]
+        )
+        lines.append(
+            f"conditional {choice['name']}: branches {branches}; counted: {choice['counted']} "
+            "(the most expensive; which runs is decided at run time)"
+        )
+    rows = report.collective_rows()
+    estimated = [r for r in rows if r.estimate is not None]
+    order = "XLA's schedule" if step.scheduled else "the text's order, as it is not scheduled"
+    lines.append(f"step (the entry computation in {order}):")
+    if not rows:
+        lines.append(
+            f"  step time {human_time(step.time_ns)} = compute {human_time(step.compute_ns)}; "
+            "no collectives"
+        )
+        return lines
+    if not estimated:
+        lines.append(
+            f"  step time {human_time(step.time_ns)} = compute {human_time(step.compute_ns)}; "
+            f"communication: not estimated ({len(rows)} "
+            + ("collective)" if len(rows) == 1 else "collectives)")
+        )
+        return lines
+    lines.append(
+        f"  step time {human_time(step.time_ns)} = compute {human_time(step.compute_ns)} "
+        f"+ exposed communication {human_time(step.exposed_ns)}"
+    )
+    lines.append(
+        f"  communication {human_time(step.communication_ns)} in {len(estimated)} "
+        + ("collective" if len(estimated) == 1 else "collectives")
+        + (
+            f" ({len(rows) - len(estimated)} more not estimated)"
+            if len(estimated) < len(rows)
+            else ""
+        )
+        + "; exposed: the time the compute stream waits for it"
+    )
+    top = step.top_exposed()
+    if top:
+        lines.append(
+            "  top exposed collectives: "
+            + ", ".join(
+                f"{r.name} {human_time(r.total_exposed_ns)}"
+                + (f" ({r.count} runs)" if r.count != 1 else "")
+                for r in top
+            )
+        )
+    return lines

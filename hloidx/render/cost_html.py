@@ -3,6 +3,7 @@ lines of optional inline script), a roofline chart in SVG and a bar of where the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from math import log10, sqrt
 from typing import TYPE_CHECKING
@@ -12,6 +13,7 @@ from ..perf.text import human_bytes, human_count, human_time
 if TYPE_CHECKING:
     from ..perf.costs import KernelCost
     from ..perf.report import CostReport
+    from ..perf.step import Slice
 
 _W, _H, _PAD = 640, 360, 48
 _COLOURS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7")
@@ -157,7 +159,7 @@ def time_bar_svg(report: CostReport, top: int = 8) -> str:
 def _table(report: CostReport, sort: str) -> str:
     total = report.kernels_time_ns
     heads = [
-        ("kernel", False), ("emitter", False), ("launch", False), ("flops", True),
+        ("kernel", False), ("emitter", False), ("count", True), ("launch", False), ("flops", True),
         ("bytes read", True), ("bytes written", True), ("read ns", True), ("write ns", True),
         ("compute ns", True), ("estimated ns", True), ("bound", False), ("share", True),
         ("why", False),
@@ -172,6 +174,7 @@ def _table(report: CostReport, sort: str) -> str:
         cells = [
             escape(k.name),
             escape(k.emitter),
+            f'<td data-v="{k.launches}">{k.launches}',
             f"{k.blocks}×{k.threads_per_block}",
             f'<td data-v="{k.flops}">{human_count(k.flops)}',
             f'<td data-v="{k.bytes_read}">{human_bytes(k.bytes_read)}',
@@ -187,6 +190,49 @@ def _table(report: CostReport, sort: str) -> str:
         row = "".join(c + "</td>" if c.startswith("<td") else f"<td>{c}</td>" for c in cells)
         out.append(f"<tr>{row}</tr>")
     out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def _slice_tooltip(report: CostReport) -> Callable[[Slice], str]:
+    total = report.kernels_time_ns
+    kernels = {k.name: k for k in report.kernels}
+    collectives = {r.name: r for r in report.collective_rows()}
+
+    def tip(s: Slice) -> str:
+        if s.name in kernels:
+            k = kernels[s.name]
+            return f"count {k.launches}; " + _row_text(k, total)
+        if s.name in collectives:
+            r = collectives[s.name]
+            e = r.estimate
+            if e is None:
+                return f"{r.name} ({r.opcode}): communication not estimated"
+            where = f", {e.communication}" if e.communication else ""
+            return (
+                f"{r.name} ({r.opcode}): {human_time(e.time_ns)}, count {r.count}, "
+                f"exposed {human_time(r.exposed_ns)} a run{where}"
+            )
+        if s.args:
+            return s.name + ": " + ", ".join(f"{k} {v}" for k, v in s.args.items())
+        return s.name
+
+    return tip
+
+
+def step_html(report: CostReport) -> str:
+    """The stage, the loops and the step's timeline (empty without a step)."""
+    from ..perf.text import stage_lines, step_lines
+    from ..perf.timeline_svg import timeline_svg
+
+    out = []
+    stage = stage_lines(report.stage)
+    if stage:
+        out.append("<h2>Stage</h2><p>" + "<br>".join(escape(x) for x in stage) + "</p>")
+    if report.step is not None:
+        out.append("<h2>Step timeline</h2>")
+        out.append(timeline_svg(report.step, _slice_tooltip(report)))
+        lines = [x for x in step_lines(report) if x]
+        out.append("<pre>" + escape("\n".join(lines)) + "</pre>")
     return "\n".join(out)
 
 
@@ -206,6 +252,7 @@ def report_html(report: CostReport, sort: str = "time") -> str:
             f"{n} kernels; estimated module time {human_time(report.total_time_ns)} "
             f"({human_time(report.kernels_time_ns)} in kernels + {report.launches} × 1 µs launch "
             "overhead).</p>",
+            step_html(report),
             "<h2>Where the time goes</h2>",
             time_bar_svg(report),
             "<h2>Roofline</h2>",
