@@ -16,7 +16,7 @@ from hloidx.perf import estimate_module
 from hloidx.perf.loops import walk_module
 from hloidx.perf.stage import module_stage
 from hloidx.perf.step import START_DONE_COST_NS, CollectiveTime, simulate_step
-from hloidx.perf.trace import TRACE_SCHEMA, trace_events
+from hloidx.render.trace import TRACE_SCHEMA, trace_events
 
 ROOT = Path(__file__).resolve().parent.parent
 US = 1000.0

@@ -120,7 +120,7 @@ def cost(
 
             click.echo(report_html(report, sort))
         elif fmt == "trace":
-            from ..perf.trace import trace_events
+            from ..render.trace import trace_events
 
             click.echo(json.dumps(trace_events(report)))
         else:

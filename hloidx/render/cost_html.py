@@ -222,7 +222,7 @@ def _slice_tooltip(report: CostReport) -> Callable[[Slice], str]:
 def step_html(report: CostReport) -> str:
     """The stage, the loops and the step's timeline (empty without a step)."""
     from ..perf.text import stage_lines, step_lines
-    from ..perf.timeline_svg import timeline_svg
+    from .timeline_svg import timeline_svg
 
     out = []
     stage = stage_lines(report.stage)

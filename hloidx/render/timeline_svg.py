@@ -13,7 +13,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .step import Slice, StepResult
+    from ..perf.step import Slice, StepResult
 
 WIDTH, PAD_LEFT, PAD_RIGHT = 960, 110, 20
 LANE_HEIGHT, LANE_GAP, TOP = 34, 12, 30
@@ -68,7 +68,7 @@ def _merged(slices: list[Slice], scale: float) -> list[tuple[Slice, int]]:
 
 
 def _span(first: Slice, last: Slice) -> Slice:
-    from .step import Slice
+    from ..perf.step import Slice
 
     return Slice(first.name, first.lane, first.start_ns, last.end_ns, "merged", {}, first.depth)
 

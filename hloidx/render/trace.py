@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .report import CostReport
+    from ..perf.report import CostReport
 
 PID = 1
 #: the streams as threads; the communication of a loop's or a call's first run drawn on a
