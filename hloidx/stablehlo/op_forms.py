@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .attributes import OpPieces, attributes, ints, nested_ints, record, word
 from .syntax import Group, Stmt, Tok
+from .values import check_result_count
 
 if TYPE_CHECKING:
     from .values import LoweringContext as Lowering
@@ -164,6 +165,49 @@ def _sort(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
     _simple(lowering, scope, stmt, op, "sort", f"{attrs}, to_apply={name}")
 
 
+def _top_k(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
+    """``%values, %indices = chlo.top_k(%x, k = 5) : A -> (V, I)``: XLA's ``topk`` (the k largest
+    of each row along the minor dimension; the HLO XLA converts it to, with the same maps)."""
+    types = op.result_types
+    if len(op.operands) != 1 or len(types) != 2:
+        raise lowering.error(
+            "chlo.top_k: expected one operand and two results (values, indices): "
+            "`chlo.top_k(%x, k = K) : tensor<...> -> (tensor<...>, tensor<...>)`",
+            stmt.head,
+        )
+    k = types[0].dims[-1] if types[0].dims else None
+    written = _paren_attribute(op, "k")
+    if written is not None and k is not None and written != k:
+        raise lowering.error(
+            f"chlo.top_k: k = {written} but the result type keeps {k} per row", stmt.head
+        )
+    k = k if k is not None else written
+    _simple(lowering, scope, stmt, op, "topk", f"k={k}, largest=true")
+
+
+def _paren_attribute(op: OpPieces, key: str) -> int | None:
+    """``k = 5`` inside the operand parentheses (``chlo.top_k(%x, k = 5)``), or in the
+    attributes (``<{k = 5 : i64}>`` of the generic form)."""
+    for group in op.body:
+        if isinstance(group, Group) and group.kind == "(":
+            items = group.items
+            for j in range(len(items) - 2):
+                a, eq, v = items[j : j + 3]
+                if (
+                    isinstance(a, Tok)
+                    and a.value == key
+                    and isinstance(eq, Tok)
+                    and eq.type == "EQUAL"
+                    and isinstance(v, Tok)
+                    and v.type == "NUMBER"
+                ):
+                    return int(v.value)
+    if key in op.attrs:
+        values = ints(op.attrs[key])
+        return values[0] if values else None
+    return None
+
+
 def _custom_call(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
     target = (op.callee or "@unknown").lstrip("@").strip('"')
     if "call_target_name" in op.attrs:
@@ -225,9 +269,8 @@ def _captures(lowering: Lowering, regions: list[Group], defined_outside: Scope) 
         for item in items:
             if isinstance(item, Stmt):
                 if item.kind == "op":
-                    name, count = item.results
-                    inner.add(name)
-                    inner.update(f"{name}#{k}" for k in range(count))
+                    inner.update(name for name, _ in item.result_groups)
+                    inner.update(item.result_names)
                 walk(item.pieces)
             elif isinstance(item, Group):
                 if item.kind == "(":
@@ -313,6 +356,8 @@ def _while(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
     )
     types = list(op.result_types) or [v.type for v in inits]
     ssa, count = stmt.results
+    check_result_count(lowering, stmt, len(inits))
+    names = stmt.result_names if count > 1 else [f"{ssa}#0"]
     whole = Value(loop, None, state_types)
     for k in range(len(inits)):
         element = lowering.emit(
@@ -324,7 +369,7 @@ def _while(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
             f"index={k}",
             stmt.start,
         )
-        scope.env[f"{ssa}#{k}"] = Value(element, types[k] if k < len(types) else state[k].type)
+        scope.env[names[k]] = Value(element, types[k] if k < len(types) else state[k].type)
     if count == 1 and len(inits) == 1:
         scope.env[ssa] = scope.env[f"{ssa}#0"]
 

@@ -58,6 +58,10 @@ def lower_op(lowering: Lowering, scope: Scope, stmt: Stmt) -> None:
         _simple(lowering, scope, stmt, op, ELEMENTWISE[short], "")
     elif op.name in ("call", "func.call"):
         _call(lowering, scope, stmt, op)
+    elif dialect == "chlo" and short == "top_k":
+        from .op_forms import _top_k
+
+        _top_k(lowering, scope, stmt, op)
     elif dialect == "chlo" and short in _CHLO_ELEMENTWISE:
         # chlo ops XLA converts to one elementwise HLO op; any other chlo op is UNDEFINED
         if short == "square":  # x * x
