@@ -185,6 +185,76 @@ def _top_k(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
     _simple(lowering, scope, stmt, op, "topk", f"k={k}, largest=true")
 
 
+def _approx_top_k(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> bool:
+    """``lax.approx_max_k``'s ``custom_call @ApproxTopK(x, iota, init, init)`` with
+    ``is_fallback = true``: what XLA converts it to, an exact top-k (a sort of the operand and
+    its iota along ``reduction_dim`` by the comparator, then the first ``top_k`` of each).
+    False (left an opaque custom-call) for any other form."""
+    from .values import Value, _tuple_type
+
+    config: dict[str, list[Any]] = {}
+    for item in op.attrs.get("mhlo.backend_config", []):
+        if isinstance(item, Group) and item.kind == "{":
+            config = attributes(item.items)
+    comparator = next(
+        (
+            t.value
+            for t in op.attrs.get("called_computations", [])
+            for t in (t.items if isinstance(t, Group) else [t])
+            if isinstance(t, Tok) and t.type == "SYMBOL"
+        ),
+        None,
+    )
+    types = op.result_types
+    if (
+        word(config.get("is_fallback", [])) != "true"
+        or word(config.get("aggregate_to_topk", [])) != "true"
+        or ints(config.get("reduction_input_size_override", [])) not in ([], [-1])
+        or comparator is None
+        or len(op.operands) != 4
+        or len(types) != 2
+    ):
+        return False
+    dim = ints(config.get("reduction_dim", []))
+    k = ints(config.get("top_k", []))
+    if len(dim) != 1 or len(k) != 1 or any(t.dims[dim[0] :][:1] != (k[0],) for t in types):
+        return False
+    values, iota = (lowering.use(scope, t) for t in op.operands[:2])
+    if values.type is None or iota.type is None:
+        return False
+    compare, _ = lowering.lower_func(comparator)
+    pair = [values, iota]
+    sort = lowering.emit(
+        scope,
+        None,
+        _tuple_type(pair),
+        "sort",
+        pair,
+        f"dimensions={{{dim[0]}}}, is_stable=true, to_apply={compare}",
+        stmt.start,
+    )
+    whole = Value(sort, None, (values.type, iota.type))
+    parts = []
+    for j, (source, out) in enumerate(zip(pair, types, strict=True)):
+        element = lowering.emit(
+            scope, None, source.shape, "get-tuple-element", [whole], f"index={j}", stmt.start
+        )
+        box = ", ".join(f"[0:{n}]" for n in out.dims)
+        cut = lowering.emit(
+            scope,
+            None,
+            out.hlo,
+            "slice",
+            [Value(element, source.type)],
+            f"slice={{{box}}}",
+            stmt.start,
+        )
+        parts.append(Value(cut, out))
+    name = lowering.emit(scope, stmt.results[0], _tuple_type(parts), "tuple", parts, "", stmt.start)
+    lowering.bind(scope, stmt, name, list(types))
+    return True
+
+
 def _paren_attribute(op: OpPieces, key: str) -> int | None:
     """``k = 5`` inside the operand parentheses (``chlo.top_k(%x, k = 5)``), or in the
     attributes (``<{k = 5 : i64}>`` of the generic form)."""
@@ -210,6 +280,8 @@ def _paren_attribute(op: OpPieces, key: str) -> int | None:
 
 def _custom_call(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
     target = (op.callee or "@unknown").lstrip("@").strip('"')
+    if target == "ApproxTopK" and _approx_top_k(lowering, scope, stmt, op):
+        return
     if "call_target_name" in op.attrs:
         target = word(op.attrs["call_target_name"]) or target
     _simple(lowering, scope, stmt, op, "custom-call", f'custom_call_target="{target}"')

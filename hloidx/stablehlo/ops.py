@@ -40,7 +40,7 @@ _NOT_PLAIN = {
 #: stablehlo op (without the dialect) -> HLO opcode, for ops that map one to one: HLO's
 #: elementwise ops under their StableHLO spelling (`round_nearest_even`), and a few more
 ELEMENTWISE = {op.replace("-", "_"): op for op in BASIC_ELEMENTWISE if op not in _NOT_PLAIN} | {
-    "count_leading_zeros": "clz",
+    "count_leading_zeros": "count-leading-zeros",  # XLA's opcode (its short name is clz)
     "bitcast_convert": "bitcast-convert",
     "reshape": "reshape",
 }

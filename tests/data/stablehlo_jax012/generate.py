@@ -129,6 +129,13 @@ def programs():
         lambda k, a, b: lax.sort((k, a, b), dimension=1, num_keys=1),
         (arr(4, 9), arr(4, 9, seed=1), jnp.arange(36, dtype=jnp.int32).reshape(4, 9)),
     )
+    yield ("vmap_topk", jax.vmap(lambda r: lax.top_k(r, 3)), (arr(2, 4, 8),))
+    yield ("approx_max_k", lambda a: lax.approx_max_k(a, 3), (arr(4, 8),))
+    yield (
+        "clz_popcnt",
+        lambda a: lax.population_count(a) + lax.clz(a),
+        (jnp.arange(8, dtype=jnp.int32),),
+    )
     yield ("argsort", lambda x: jnp.argsort(x, axis=1), (arr(4, 9),))
     yield (
         "multi_output",
