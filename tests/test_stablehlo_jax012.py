@@ -221,6 +221,35 @@ def test_named_results_and_numbered_results_are_read() -> None:
     assert names == ["values", "indices"]
 
 
+GROUPS = """module @m {
+  func.func public @main(%arg0: tensor<4x9xf32>) -> (tensor<4x2xf32>, tensor<4x2xi32>) {
+    %0:2 = "chlo.top_k"(%arg0) <{k = 2 : i64}> : (tensor<4x9xf32>) -> (tensor<4x2xf32>, tensor<4x2xi32>)
+    %a:1, %b = chlo.top_k(%arg0, k = 2) : tensor<4x9xf32> -> (tensor<4x2xf32>, tensor<4x2xi32>)
+    %c = stablehlo.add %0#0, %a#0 : tensor<4x2xf32>
+    return %c, %b#0 : tensor<4x2xf32>, tensor<4x2xi32>
+  }
+}
+"""
+
+
+def test_generic_top_k_and_result_groups() -> None:
+    """The generic form `"chlo.top_k"(%x) <{k = 2 : i64}>`, and MLIR's result groups
+    (`%a:1, %b =`, used as `%a#0`; `%b#0` is `%b`)."""
+    module = parse_stablehlo(GROUPS, "m.mlir")
+    root = module.entry.root
+    add, indices = root.operands
+    assert [(o.opcode, o.attributes.get("index")) for o in add.operands] == [
+        ("get-tuple-element", "0"),
+        ("get-tuple-element", "0"),
+    ]
+    assert (indices.opcode, indices.attributes.get("index")) == ("get-tuple-element", "1")
+    tops = [i for i in module.entry.instructions if i.opcode == "topk"]
+    assert [t.attributes.get("k") for t in tops] == ["2", "2"]
+    _, errors = parse_stablehlo_lenient(GROUPS.replace("k = 2 : i64", "k = 3 : i64"), "m.mlir")
+    assert errors
+    assert errors[0].render().startswith("m.mlir:3:5: error: chlo.top_k: k = 3")
+
+
 def test_while_bindings_are_not_named_results() -> None:
     """`(%iterArg = %c, %iterArg_1 = %arg0)`: the `%c, %iterArg_1 =` in it is no result list."""
     module = parse_stablehlo((DATA / "fori_loop.mlir").read_text(), "fori_loop.mlir")
@@ -243,7 +272,12 @@ def test_while_bindings_are_not_named_results() -> None:
             "names 3 results but the op has 2",
         ),
         ('%0:2 = "stablehlo.sort"', '%0:3 = "stablehlo.sort"', ":4:5:", "names 3 results"),
-        ("%values, %indices, %0#1 :", "%values#1, %indices, %0#1 :", ":9:12:", "a single result"),
+        (
+            "%values, %indices, %0#1 :",
+            "%values#1, %indices, %0#1 :",
+            ":9:12:",
+            "%values has 1 result",
+        ),
     ],
 )
 def test_malformed_multi_results_are_located(old: str, new: str, where: str, message: str) -> None:

@@ -184,9 +184,12 @@ class Lowering:
                     + f" (valid: {base}#0 to {base}#{count - 1})",
                     token,
                 )
-            if hash_ and scope.lookup(base) is not None:
+            single = scope.lookup(base) if hash_ else None
+            if single is not None and single.type is not None and index == "0":
+                return single  # `%x#0` of a single result is `%x`, as MLIR reads it
+            if single is not None:
                 raise self.error(
-                    f"{token.value}: {base} is a single result (use {base}, not {base}#{index})",
+                    f"{token.value}: {base} has 1 result (valid: {base} or {base}#0)",
                     token,
                 )
             raise self.error(f"{token.value} is used but never defined", token)
