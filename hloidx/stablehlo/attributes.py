@@ -46,7 +46,11 @@ def split_op(stmt: Stmt) -> OpPieces:
     region_args = []
     for k, p in enumerate(rest):
         if isinstance(p, Tok) and p.type == "BARE_ID" and p.value == "reducer":
-            region_args = [g for g in rest[k + 1 :] if isinstance(g, Group) and g.kind == "("]
+            # the parentheses right after `reducer` (not a later `loc(...)`, debug info)
+            for g in rest[k + 1 :]:
+                if not (isinstance(g, Group) and g.kind == "("):
+                    break
+                region_args.append(g)
             break
     operand_types, result_types = _signature(signature)
     return OpPieces(

@@ -14,7 +14,7 @@ from typing import Any
 
 from .syntax import Group, Source, StableHloSyntaxError, Stmt, Tok, span_of
 from .types import TensorType, read_type
-from .values import Scope, Value, _block_args, _is_value, _tuple_type
+from .values import Scope, Value, _block_args, _is_value, _tuple_type, check_result_count
 
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-]")
 
@@ -173,6 +173,25 @@ class Lowering:
     def use(self, scope: Scope, token: Tok) -> Value:
         value = scope.lookup(token.value)
         if value is None:
+            base, hash_, index = token.value.partition("#")
+            if hash_ and scope.lookup(f"{base}#0") is not None:
+                count = 1
+                while scope.lookup(f"{base}#{count}") is not None:
+                    count += 1
+                raise self.error(
+                    f"{token.value}: result {index} of {base}, which has {count} result"
+                    + ("s" if count != 1 else "")
+                    + f" (valid: {base}#0 to {base}#{count - 1})",
+                    token,
+                )
+            single = scope.lookup(base) if hash_ else None
+            if single is not None and single.type is not None and index == "0":
+                return single  # `%x#0` of a single result is `%x`, as MLIR reads it
+            if single is not None:
+                raise self.error(
+                    f"{token.value}: {base} has 1 result (valid: {base} or {base}#0)",
+                    token,
+                )
             raise self.error(f"{token.value} is used but never defined", token)
         return value
 
@@ -193,24 +212,28 @@ class Lowering:
         return name
 
     def bind(self, scope: Scope, stmt: Stmt, name: str, types: list[TensorType]) -> None:
-        """Register the results of ``stmt``: one value, or a tuple and one element per result."""
+        """Register the results of ``stmt``: one value, or a tuple and one element per result
+        (``%0#k`` for ``%0:2 =``, each name for ``%values, %indices =``)."""
         ssa, count = stmt.results
         if count == 1 and len(types) <= 1:
             scope.env[ssa] = Value(name, types[0] if types else None)
             return
+        check_result_count(self, stmt, len(types))
+        names = stmt.result_names if count > 1 else [f"{ssa}#{k}" for k in range(len(types))]
         tuple_value = Value(name, None, tuple(types))
-        scope.env[ssa] = tuple_value
+        if len(stmt.result_groups) == 1:
+            scope.env[ssa] = tuple_value
         for k, t in enumerate(types):
             element = self.emit(
                 scope,
-                f"{name}.{k}",
+                names[k] if "#" not in names[k] else f"{name}.{k}",
                 t.hlo,
                 "get-tuple-element",
                 [tuple_value],
                 f"index={k}",
                 stmt.start,
             )
-            scope.env[f"{ssa}#{k}"] = Value(element, t)
+            scope.env[names[k]] = Value(element, t)
 
     def region(
         self,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .attributes import OpPieces, attributes, ints, nested_ints, record, word
 from .syntax import Group, Stmt, Tok
+from .values import check_result_count
 
 if TYPE_CHECKING:
     from .values import LoweringContext as Lowering
@@ -164,8 +165,123 @@ def _sort(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
     _simple(lowering, scope, stmt, op, "sort", f"{attrs}, to_apply={name}")
 
 
+def _top_k(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
+    """``%values, %indices = chlo.top_k(%x, k = 5) : A -> (V, I)``: XLA's ``topk`` (the k largest
+    of each row along the minor dimension; the HLO XLA converts it to, with the same maps)."""
+    types = op.result_types
+    if len(op.operands) != 1 or len(types) != 2:
+        raise lowering.error(
+            "chlo.top_k: expected one operand and two results (values, indices): "
+            "`chlo.top_k(%x, k = K) : tensor<...> -> (tensor<...>, tensor<...>)`",
+            stmt.head,
+        )
+    k = types[0].dims[-1] if types[0].dims else None
+    written = _paren_attribute(op, "k")
+    if written is not None and k is not None and written != k:
+        raise lowering.error(
+            f"chlo.top_k: k = {written} but the result type keeps {k} per row", stmt.head
+        )
+    k = k if k is not None else written
+    _simple(lowering, scope, stmt, op, "topk", f"k={k}, largest=true")
+
+
+def _approx_top_k(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> bool:
+    """``lax.approx_max_k``'s ``custom_call @ApproxTopK(x, iota, init, init)`` with
+    ``is_fallback = true``: what XLA converts it to, an exact top-k (a sort of the operand and
+    its iota along ``reduction_dim`` by the comparator, then the first ``top_k`` of each).
+    False (left an opaque custom-call) for any other form."""
+    from .values import Value, _tuple_type
+
+    config: dict[str, list[Any]] = {}
+    for item in op.attrs.get("mhlo.backend_config", []):
+        if isinstance(item, Group) and item.kind == "{":
+            config = attributes(item.items)
+    comparator = next(
+        (
+            t.value
+            for t in op.attrs.get("called_computations", [])
+            for t in (t.items if isinstance(t, Group) else [t])
+            if isinstance(t, Tok) and t.type == "SYMBOL"
+        ),
+        None,
+    )
+    types = op.result_types
+    if (
+        word(config.get("is_fallback", [])) != "true"
+        or word(config.get("aggregate_to_topk", [])) != "true"
+        or ints(config.get("reduction_input_size_override", [])) not in ([], [-1])
+        or comparator is None
+        or len(op.operands) != 4
+        or len(types) != 2
+    ):
+        return False
+    dim = ints(config.get("reduction_dim", []))
+    k = ints(config.get("top_k", []))
+    if len(dim) != 1 or len(k) != 1 or any(t.dims[dim[0] :][:1] != (k[0],) for t in types):
+        return False
+    values, iota = (lowering.use(scope, t) for t in op.operands[:2])
+    if values.type is None or iota.type is None:
+        return False
+    compare, _ = lowering.lower_func(comparator)
+    pair = [values, iota]
+    sort = lowering.emit(
+        scope,
+        None,
+        _tuple_type(pair),
+        "sort",
+        pair,
+        f"dimensions={{{dim[0]}}}, is_stable=true, to_apply={compare}",
+        stmt.start,
+    )
+    whole = Value(sort, None, (values.type, iota.type))
+    parts = []
+    for j, (source, out) in enumerate(zip(pair, types, strict=True)):
+        element = lowering.emit(
+            scope, None, source.shape, "get-tuple-element", [whole], f"index={j}", stmt.start
+        )
+        box = ", ".join(f"[0:{n}]" for n in out.dims)
+        cut = lowering.emit(
+            scope,
+            None,
+            out.hlo,
+            "slice",
+            [Value(element, source.type)],
+            f"slice={{{box}}}",
+            stmt.start,
+        )
+        parts.append(Value(cut, out))
+    name = lowering.emit(scope, stmt.results[0], _tuple_type(parts), "tuple", parts, "", stmt.start)
+    lowering.bind(scope, stmt, name, list(types))
+    return True
+
+
+def _paren_attribute(op: OpPieces, key: str) -> int | None:
+    """``k = 5`` inside the operand parentheses (``chlo.top_k(%x, k = 5)``), or in the
+    attributes (``<{k = 5 : i64}>`` of the generic form)."""
+    for group in op.body:
+        if isinstance(group, Group) and group.kind == "(":
+            items = group.items
+            for j in range(len(items) - 2):
+                a, eq, v = items[j : j + 3]
+                if (
+                    isinstance(a, Tok)
+                    and a.value == key
+                    and isinstance(eq, Tok)
+                    and eq.type == "EQUAL"
+                    and isinstance(v, Tok)
+                    and v.type == "NUMBER"
+                ):
+                    return int(v.value)
+    if key in op.attrs:
+        values = ints(op.attrs[key])
+        return values[0] if values else None
+    return None
+
+
 def _custom_call(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
     target = (op.callee or "@unknown").lstrip("@").strip('"')
+    if target == "ApproxTopK" and _approx_top_k(lowering, scope, stmt, op):
+        return
     if "call_target_name" in op.attrs:
         target = word(op.attrs["call_target_name"]) or target
     _simple(lowering, scope, stmt, op, "custom-call", f'custom_call_target="{target}"')
@@ -225,9 +341,8 @@ def _captures(lowering: Lowering, regions: list[Group], defined_outside: Scope) 
         for item in items:
             if isinstance(item, Stmt):
                 if item.kind == "op":
-                    name, count = item.results
-                    inner.add(name)
-                    inner.update(f"{name}#{k}" for k in range(count))
+                    inner.update(name for name, _ in item.result_groups)
+                    inner.update(item.result_names)
                 walk(item.pieces)
             elif isinstance(item, Group):
                 if item.kind == "(":
@@ -313,6 +428,8 @@ def _while(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
     )
     types = list(op.result_types) or [v.type for v in inits]
     ssa, count = stmt.results
+    check_result_count(lowering, stmt, len(inits))
+    names = stmt.result_names if count > 1 else [f"{ssa}#0"]
     whole = Value(loop, None, state_types)
     for k in range(len(inits)):
         element = lowering.emit(
@@ -324,7 +441,7 @@ def _while(lowering: Lowering, scope: Scope, stmt: Stmt, op: OpPieces) -> None:
             f"index={k}",
             stmt.start,
         )
-        scope.env[f"{ssa}#{k}"] = Value(element, types[k] if k < len(types) else state[k].type)
+        scope.env[names[k]] = Value(element, types[k] if k < len(types) else state[k].type)
     if count == 1 and len(inits) == 1:
         scope.env[ssa] = scope.env[f"{ssa}#0"]
 

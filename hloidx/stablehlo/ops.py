@@ -40,7 +40,7 @@ _NOT_PLAIN = {
 #: stablehlo op (without the dialect) -> HLO opcode, for ops that map one to one: HLO's
 #: elementwise ops under their StableHLO spelling (`round_nearest_even`), and a few more
 ELEMENTWISE = {op.replace("-", "_"): op for op in BASIC_ELEMENTWISE if op not in _NOT_PLAIN} | {
-    "count_leading_zeros": "clz",
+    "count_leading_zeros": "count-leading-zeros",  # XLA's opcode (its short name is clz)
     "bitcast_convert": "bitcast-convert",
     "reshape": "reshape",
 }
@@ -58,6 +58,10 @@ def lower_op(lowering: Lowering, scope: Scope, stmt: Stmt) -> None:
         _simple(lowering, scope, stmt, op, ELEMENTWISE[short], "")
     elif op.name in ("call", "func.call"):
         _call(lowering, scope, stmt, op)
+    elif dialect == "chlo" and short == "top_k":
+        from .op_forms import _top_k
+
+        _top_k(lowering, scope, stmt, op)
     elif dialect == "chlo" and short in _CHLO_ELEMENTWISE:
         # chlo ops XLA converts to one elementwise HLO op; any other chlo op is UNDEFINED
         if short == "square":  # x * x

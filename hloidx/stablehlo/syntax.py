@@ -62,11 +62,35 @@ class Stmt:
         return self.head.start
 
     @property
-    def results(self) -> tuple[str, int]:
-        """``("%0", 2)`` for ``%0:2 =``; ``("%0", 1)`` for ``%0 =``."""
+    def result_groups(self) -> list[tuple[str, int]]:
+        """``[("%0", 2)]`` for ``%0:2 =``; ``[("%values", 1), ("%indices", 1)]`` for
+        ``%values, %indices =`` (MLIR's named results; a group may have a count too)."""
         text = self.head.value.rstrip("=").strip()
-        name, _, count = text.partition(":")
-        return name, int(count) if count else 1
+        groups = []
+        for part in text.split(","):
+            name, _, count = part.strip().partition(":")
+            groups.append((name.strip(), int(count) if count else 1))
+        return groups
+
+    @property
+    def results(self) -> tuple[str, int]:
+        """``("%0", 2)`` for ``%0:2 =``; ``("%0", 1)`` for ``%0 =``; for named results a name
+        for the whole (the names joined: the HLO tuple's name) and the number of results
+        (``("%values_indices", 2)``)."""
+        groups = self.result_groups
+        count = sum(c for _, c in groups)
+        if len(groups) == 1:
+            return groups[0][0], count
+        return "%" + "_".join(name.lstrip("%") for name, _ in groups), count
+
+    @property
+    def result_names(self) -> list[str]:
+        """How each result is used, in order: ``%0#0, %0#1`` for ``%0:2 =``; ``%values,
+        %indices`` for ``%values, %indices =``; ``%0`` for ``%0 =``."""
+        names: list[str] = []
+        for name, count in self.result_groups:
+            names += [name] if count == 1 else [f"{name}#{k}" for k in range(count)]
+        return names
 
     def __repr__(self) -> str:
         return f"Stmt({self.kind} {self.head.value!r} {self.pieces!r})"
@@ -110,6 +134,11 @@ def _convert(node: Any) -> Any:
     return [_convert(c) for c in node.children]
 
 
+# `%0 =`, `%0:2 =`, and MLIR's named results `%values, %indices =` (then an op name: a while
+# loop's `%iterArg = %c, %iterArg_1 = %d` bindings are followed by a value, never a name)
+_NAME = r"%[A-Za-z0-9_$.\-]+(?::[0-9]+)?"
+_RESULTS = rf"{_NAME}\s*=(?!=)|{_NAME}(?:\s*,\s*{_NAME})+\s*=(?!=)(?=\s*[A-Za-z_\"])"
+
 # The grammar's terminals, in the order Lark's lexer tries them (priority first); the fast
 # reader below uses them to read well-formed text without Lark's generic machinery.
 _FAST_TOKEN = re.compile(
@@ -118,7 +147,7 @@ _FAST_TOKEN = re.compile(
         for name, pattern in (
             ("DIMS", r"(?:(?:[0-9]+|\?)x)+(?=[a-z!])"),
             ("HEX", r"0x[0-9A-Fa-f]+(?![0-9A-Za-z])"),
-            ("RESULTS", r"%[A-Za-z0-9_$.\-]+(?::[0-9]+)?\s*=(?!=)"),
+            ("RESULTS", _RESULTS),
             (
                 "RETURN",
                 r'(?:stablehlo\.return|func\.return|mhlo\.return|"stablehlo\.return"'

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from .syntax import Group, Source, StableHloSyntaxError, Stmt, Tok, span_of
 from .types import TensorType, read_type
 
-__all__ = ["LoweringContext", "Scope", "Value"]
+__all__ = ["LoweringContext", "Scope", "Value", "check_result_count"]
 
 
 @dataclass
@@ -107,3 +107,15 @@ def _block_args(items: list[Any], source: Source | None = None) -> list[tuple[st
             continue
         k += 1
     return out
+
+
+def check_result_count(lowering: LoweringContext, stmt: Stmt, produced: int) -> None:
+    """A located error when the results ``stmt`` names (``%a, %b =``, ``%0:3 =``) are not the
+    ``produced`` results its op's type gives."""
+    _, count = stmt.results
+    if count == 1 or count == produced:
+        return
+    head = stmt.head.value.rstrip("=").strip()
+    raise lowering.error(
+        f"`{head}` names {count} results but the op has {produced} (by its type)", stmt.head
+    )
