@@ -95,18 +95,20 @@ def test_grammar_and_line_parser_agree_on_element_operands() -> None:
     text = (CORPUS / "rnn_scan.opt.hlo").read_text()
     rewritten, _ = to_element_operands(text, parse_hlo(text))
     fast = parse_hlo(rewritten)
-    previous = syntax._whole_lines
+    assert syntax.parse_lines(rewritten, fast.source) is not None  # the line parser read it
+    previous = syntax._whole_lines, syntax._fast_parser
     syntax._whole_lines = lambda text, source: None
     try:
-        grammar = parse_hlo(rewritten)
+        grammar = parse_hlo(rewritten)  # lark's tables driven by the fast path
+        syntax._fast_parser = lambda: None
+        lark = parse_hlo(rewritten)  # lark alone
     finally:
-        syntax._whole_lines = previous
-    assert syntax.parse_lines(rewritten, fast.source) is not None  # the line parser read it
+        syntax._whole_lines, syntax._fast_parser = previous
     for computation in fast.computations.values():
-        other = grammar.computations[computation.name]
-        assert [_described(i) for i in computation.instructions] == [
-            _described(i) for i in other.instructions
-        ]
+        for other in (grammar, lark):
+            assert [_described(i) for i in computation.instructions] == [
+                _described(i) for i in other.computations[computation.name].instructions
+            ]
 
 
 def _described(instruction) -> tuple:
