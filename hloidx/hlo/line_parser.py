@@ -117,14 +117,13 @@ _INSTRUCTION = re.compile(
     r"(?:(" + _ARRAY_SHAPE + r")|(?=\())"
 )
 _CALL = re.compile(r"[ \t]*([A-Za-z_][\w.\-]*)[ \t]*\(")
-# An operand: a name, or an element of a tuple-shaped instruction as XLA's dumps write it
-# (`%t#1`, `%t#1#0`; the assembly reads it). Spaced (`%t #1`) is for the grammar.
-_OPERAND = _NAME + r"(?:#\d+)*"
 # The common operand list: names and commas up to the closing parenthesis.
-_PLAIN_OPERANDS = re.compile(
-    r"[ \t]*(?:" + _OPERAND + r"(?:[ \t]*,[ \t]*" + _OPERAND + r")*)?[ \t]*\)"
-)
-_OPERAND_NAME = re.compile(_OPERAND)
+_PLAIN_OPERANDS = re.compile(r"[ \t]*(?:" + _NAME + r"(?:[ \t]*,[ \t]*" + _NAME + r")*)?[ \t]*\)")
+_OPERAND_NAME = re.compile(_NAME)
+# Any operand: a name, or an element of a tuple-shaped instruction as XLA's dumps write it
+# (`%t#1`, `%t#1#0`; the assembly reads it), read by :meth:`_LineParser._operands` (so that
+# the common list above costs nothing more). Spaced (`%t #1`) is for the grammar.
+_OPERAND = _NAME + r"(?:#\d+)*"
 # A tuple or complex literal, `( {1}, {2} )`, `(0, 0)`: the grammar's PAREN_LITERAL.
 _PAREN_LITERAL = r"\(\s*[^\s()\[\]](?:[^()\[\]]|\([^()\[\]]*\))*\)"
 _LITERAL = re.compile(
