@@ -267,7 +267,7 @@ def _reuse(shared: InstructionAnalysis, instr: Instruction) -> InstructionAnalys
             op.exact,
             op.utilization,
             op.runtime_vars,  # empty: an analysis with runtime variables is never shared
-            op.element,
+            _own_element(op, producer, shared),
             op.notes,
             op.output_to_input_verdicts,
             op.input_to_output_verdicts,
@@ -276,6 +276,18 @@ def _reuse(shared: InstructionAnalysis, instr: Instruction) -> InstructionAnalys
         for op, producer in zip(shared.operands, instr.operands, strict=True)
     ]
     return result
+
+
+def _own_element(op: OperandAnalysis, producer: Instruction, shared: InstructionAnalysis) -> Any:
+    """The reused operand's element: that of the element operand ``t#i`` it reads (element i),
+    else that of the shared analysis unless the shared one came from its own ``t#i``."""
+    implied = producer.implied_element
+    if implied is not None:
+        return implied
+    source = shared.instruction
+    if source is not None and source.operands[op.index].implied_element is not None:
+        return None
+    return op.element
 
 
 # ---------------------------------------------------------------------------
@@ -374,7 +386,8 @@ def analyze_instruction(
         comp, instr.name, instr.opcode, shape_text(instr.shape), instruction=instr
     )
     result.operands = [
-        OperandAnalysis(i, o.name, shape_text(o.shape)) for i, o in enumerate(instr.operands)
+        OperandAnalysis(i, o.name, shape_text(o.shape), element=o.implied_element)
+        for i, o in enumerate(instr.operands)
     ]
     if not instr.operands:
         return result

@@ -102,6 +102,8 @@ def _link_computation(
     roots: list[Instruction] = []
     parameters: dict[int, Instruction] = {}
     broken: set[Instruction] = set()
+    #: the get-tuple-elements written as operands (`t#1`), each with its first user
+    implied: list[tuple[Instruction, Instruction]] = []
     for instruction in computation.instructions:
         pending = builder.pending.get(instruction)
         if pending is None:
@@ -133,10 +135,15 @@ def _link_computation(
             else:
                 parameters[number] = instruction
         operands: list[Instruction] = []
-        if verify and pending.typed:
-            _check_written_shapes(instruction, pending, by_name, builder.source, errors)
         for name, start, end in pending.operands:
             producer = by_name.get(name)
+            if producer is None and "#" in name:
+                producer = _element_operand(
+                    name, start, end, instruction, by_name, builder.source, errors, implied
+                )
+                if producer is None:
+                    broken.add(instruction)
+                    continue
             if producer is None:
                 message = (
                     f"operand {name} of {instruction.name} names no instruction in computation "
@@ -151,6 +158,8 @@ def _link_computation(
             else:
                 operands.append(producer)
         instruction.operands = operands
+        if verify and pending.typed:
+            _check_written_shapes(instruction, pending, by_name, builder.source, errors)
 
         if "control-predecessors" in instruction.attributes:
             _check_predecessors(instruction, by_name, computation.name, errors)
@@ -158,11 +167,103 @@ def _link_computation(
             instruction_attribute_errors(instruction, len(operands) == len(pending.operands))
         )
 
+    if implied:
+        _place_implied(computation, implied)
     dropped = _drop(computation, broken) if drop_unresolved and broken else set()
     if any(i.is_root for i in dropped):
         builder.rootless.add(computation.name)
     if not any(i.is_root for i in computation.instructions) and computation.instructions:
         computation.instructions[-1].is_root = True  # XLA's rule: the last instruction
+
+
+def _element_operand(
+    name: str,
+    start: int,
+    end: int,
+    user: Instruction,
+    by_name: dict[str, Instruction],
+    source: Source,
+    errors: list[HloidxError],
+    implied: list[tuple[Instruction, Instruction]],
+) -> Instruction | None:
+    """The operand ``t#i`` (``t#i#j``, ...): element ``i`` of the tuple-shaped instruction
+    ``t``, as XLA's parser reads it (its dumps elide get-tuple-elements and write their
+    elements so). Like XLA's parser, each element is one get-tuple-element of the computation,
+    shared by all its uses, and made here; it is named as the text writes it (``t#1``), which
+    no defined name can be. None (with a located error) when ``t`` is not a tuple with an
+    element ``i``."""
+    base, *indexes = name.split("#")
+    span = source.span(start, end)
+    producer = by_name.get(base)
+    if producer is None:
+        errors.append(
+            HloSemanticError(
+                f"operand {name} of {user.name}: {base} names no instruction in computation "
+                f"{user.computation.name if user.computation else ''}",
+                span,
+            )
+        )
+        return None
+    path = base
+    for text in indexes:
+        if not text.lstrip("-").isdigit():
+            return None  # `t#` with no index: the parser reported it
+        index = int(text)
+        path = f"{path}#{index}"
+        element = by_name.get(path)
+        if element is None:
+            shape = producer.shape
+            if shape is not None and not shape.is_tuple:
+                errors.append(
+                    HloSemanticError(
+                        f"operand {name} of {user.name}: {producer.name} is {shape}, not a "
+                        f"tuple; #{index} selects an element of a tuple",
+                        span,
+                    )
+                )
+                return None
+            elements = shape.tuple_shapes if shape is not None else None
+            if elements is not None and not 0 <= index < len(elements):
+                errors.append(
+                    HloSemanticError(
+                        f"operand {name} of {user.name}: {producer.name} is a tuple of "
+                        f"{len(elements)} element{'s' if len(elements) != 1 else ''} "
+                        f"(#0 to #{len(elements) - 1}), it has no element #{index}",
+                        span,
+                    )
+                )
+                return None
+            element = Instruction(
+                name=path,
+                opcode="get-tuple-element",
+                # a shape left out is inferred (the producer's, then this one's)
+                shape=elements[index] if elements is not None else None,  # type: ignore[arg-type]
+                operands=[producer],
+                attributes={"index": str(index)},
+                span=span,
+            )
+            element.computation = user.computation
+            by_name[path] = element
+            implied.append((element, user))
+        producer = element
+    return producer
+
+
+def _place_implied(
+    computation: Computation, implied: list[tuple[Instruction, Instruction]]
+) -> None:
+    """Each get-tuple-element written as an operand goes just before its first user."""
+    before: dict[Instruction, list[Instruction]] = {}
+    for element, user in implied:
+        before.setdefault(user, []).append(element)
+    placed: list[Instruction] = []
+    for instruction in computation.instructions:
+        elements = before.get(instruction)
+        if elements is not None:
+            placed.extend(elements)
+        placed.append(instruction)
+    computation.instructions = placed
+    computation.__dict__.pop("by_name", None)
 
 
 def _parameters_for_written_operands(computation: Computation, builder: ParseState) -> None:
@@ -180,8 +281,8 @@ def _parameters_for_written_operands(computation: Computation, builder: ParseSta
         operands = pending.operands
         for position, shape in pending.typed.items():
             name, start, end = operands[position]
-            if name in defined or name in parameters:
-                continue  # defined, or a parameter already
+            if name in defined or name in parameters or "#" in name:
+                continue  # defined, a parameter already, or an element of a tuple (`t#1`)
             if not name:
                 name = base = f"_{len(parameters)}"
                 count = 0

@@ -308,7 +308,7 @@ class _Builder(Transformer):
                     if token.start < 0:
                         token.start, token.end = call.start_pos + base, call.end_pos + base
                     operands.append(("", token.start, token.end))  # named by the assembly
-                elif token.type == "NAME":
+                elif token.type == "NAME" or token.type == "ELEMENT_NAME":
                     if self.typed_operands:
                         written = self.typed_operands.pop(token.start_pos, None)
                         if written is not None:
@@ -317,6 +317,8 @@ class _Builder(Transformer):
                             typed = typed or {}
                             typed[len(operands)] = written
                     operand = str(token)
+                    if token.type == "ELEMENT_NAME":
+                        operand = self._element_name(token)
                     operands.append(
                         (
                             operand[1:] if operand[0] == "%" else operand,
@@ -338,6 +340,22 @@ class _Builder(Transformer):
             for key, value in inline:
                 self.inline_calls.append((instruction, key, value.computations, value.is_list))
         return instruction
+
+    def _element_name(self, token: Token) -> str:
+        """``%t # 1#0`` as ``%t#1#0``; an index left out (``%t#``) is reported at its ``#``."""
+        text = str(token)
+        name = "".join(text.split())
+        for match in re.finditer(r"#\s*(?!\s|-?\d)", text):
+            at = token.start_pos + self.base + match.start()
+            self.errors.append(
+                HloSyntaxError(
+                    "expected an element index after '#' (`%t#1` is element 1 of the "
+                    "tuple-shaped instruction t)",
+                    Span(self.source, at, at + 1),
+                )
+            )
+            break
+        return name
 
     def _inline_attributes(
         self, parts: list[Any], attributes: dict[str, str], offsets: dict[str, int]

@@ -326,6 +326,16 @@ class Instruction:
         """``index=N`` of get-tuple-element."""
         return self._typed("index", "parse_int")
 
+    @property
+    def implied_element(self) -> int | None:
+        """For a get-tuple-element the text writes as an operand (``%t#1``, XLA's dumps elide
+        the instruction): the element it selects; None for every instruction the text defines.
+        Such an instruction is named as the text writes the operand (``t#1``, ``t#1#0``), which
+        no defined name can be (``#`` is not a name character)."""
+        if "#" not in self.name or self.opcode != "get-tuple-element":
+            return None
+        return int(self.attributes["index"])
+
     @_typed_attribute
     def fusion_kind(self) -> str | None:
         return self.attributes.get("kind")

@@ -120,6 +120,10 @@ _CALL = re.compile(r"[ \t]*([A-Za-z_][\w.\-]*)[ \t]*\(")
 # The common operand list: names and commas up to the closing parenthesis.
 _PLAIN_OPERANDS = re.compile(r"[ \t]*(?:" + _NAME + r"(?:[ \t]*,[ \t]*" + _NAME + r")*)?[ \t]*\)")
 _OPERAND_NAME = re.compile(_NAME)
+# Any operand: a name, or an element of a tuple-shaped instruction as XLA's dumps write it
+# (`%t#1`, `%t#1#0`; the assembly reads it), read by :meth:`_LineParser._operands` (so that
+# the common list above costs nothing more). Spaced (`%t #1`) is for the grammar.
+_OPERAND = _NAME + r"(?:#\d+)*"
 # A tuple or complex literal, `( {1}, {2} )`, `(0, 0)`: the grammar's PAREN_LITERAL.
 _PAREN_LITERAL = r"\(\s*[^\s()\[\]](?:[^()\[\]]|\([^()\[\]]*\))*\)"
 _LITERAL = re.compile(
@@ -132,7 +136,7 @@ _LINE_END = re.compile(r"[ \t\r]*(?://[^\n]*)?")
 # Between the tokens of a tuple shape or an operand list XLA prints `/*index=5*/`.
 _GAP = re.compile(r"(?:[ \t]|/\*index=\d+\*/)*")
 _ARRAY = re.compile(_ARRAY_SHAPE)
-_GAP_NAME = re.compile(r"(?:[ \t]|/\*index=\d+\*/)*(" + _NAME + ")")
+_GAP_NAME = re.compile(r"(?:[ \t]|/\*index=\d+\*/)*(" + _OPERAND + ")")
 
 _HEADER_LINE = re.compile(r"[ \t]*HloModule[ \t]+(" + _NAME + ")")
 _TABLE_NAME = re.compile(

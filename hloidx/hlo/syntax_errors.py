@@ -25,6 +25,7 @@ ELEMENT_TYPE = re.compile(
 _TERMINAL_WORDS = {
     "ARRAY_SHAPE": "a shape such as f32[10,20]",
     "NAME": "a name",
+    "ELEMENT_NAME": "a name",  # `%t#1`: where a name may come, an element operand may
     "ATTRIBUTES": "',' and an attribute such as dimensions={0}",
     "NUMBER": "a number",
     "INT": "a number",
