@@ -1,17 +1,25 @@
-"""Convert XLA's measured GEMM tables (``matmul_interpolator_data.h``) into hloidx package data.
+"""Convert XLA's measured GEMM and collective tables into hloidx package data.
 
 Usage::
 
     python bench/convert_xla_tables.py PATH/TO/matmul_interpolator_data.h \
         [-o hloidx/perf/data/xla_matmul_tables.json]
+    python bench/convert_xla_tables.py PATH/TO/collective_interpolator_data.h \
+        [-o hloidx/perf/data/xla_collective_tables.json]
+
+(the kind of table is read from the header's constant name).
 
 The header holds one text-format protobuf (``kDefaultMatmulPTable``): per device key
 (``sm_90``, ``sm_100``) a list of entries ``b, m, n, k`` with measured FLOP/s per dtype key
 (``bf16xbf16->bf16`` ...). The output keeps, per device, the dtype keys once and one row per
 point: ``[b, m, n, k, flops_key0, flops_key1, ...]`` (``null`` where a key is absent).
 
+The collective header (``kDefaultCollectivePTable``) holds per device key a list of profiled
+collectives (opcode, shape, iota replica groups, measured network throughput in bytes/s); the
+output keeps one row per profile with the columns named in the file.
+
 Provenance written into the file: zml/xla (a mirror of openxla/xla) at
-1e203b533f9702298d8b17ef1281e880132614bf, xla/service/gpu/model/matmul_interpolator_data.h,
+1e203b533f9702298d8b17ef1281e880132614bf, xla/service/gpu/model/*_interpolator_data.h,
 Apache License 2.0, The OpenXLA Authors.
 """
 
@@ -72,6 +80,94 @@ def compact(tables: dict[str, list[dict]]) -> dict:
     return out
 
 
+COLLECTIVE_COLUMNS = [
+    "opcode",
+    "element_type",
+    "dimensions",
+    "num_replica_groups",
+    "num_devices_per_group",
+    "iota_reshape_dims",
+    "iota_transpose_perm",
+    "channel_id",
+    "use_global_device_ids",
+    "network_throughput_bytes_per_sec",
+]
+_TOKEN = re.compile(r'\s*(?:([A-Za-z_][A-Za-z0-9_]*)\s*(:)?\s*(\{)?|(\})|("[^"]*"|[^\s{}]+))')
+
+
+def parse_text_proto(text: str) -> dict:
+    """A protobuf text message as nested dicts; every field is a list (repeated or not)."""
+    stack: list[dict] = [{}]
+    pos = 0
+    pending: str | None = None
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            if text[pos:].strip():
+                raise ValueError(f"cannot read text proto at {text[pos : pos + 40]!r}")
+            break
+        pos = m.end()
+        name, _colon, brace, close, value = m.groups()
+        if close:
+            stack.pop()
+        elif name is not None and brace:
+            child: dict = {}
+            stack[-1].setdefault(name, []).append(child)
+            stack.append(child)
+        elif name is not None and pending is None and not _colon and value is None:
+            pending = name  # a name whose value follows after whitespace
+        elif name is not None and _colon:
+            pending = name
+        elif name is not None and pending is not None:
+            stack[-1].setdefault(pending, []).append(name)  # an enum value (F32, true)
+            pending = None
+        elif value is not None and pending is not None:
+            v = value.strip('"') if value.startswith('"') else value
+            stack[-1].setdefault(pending, []).append(v)
+            pending = None
+        else:
+            raise ValueError(f"unexpected token {m.group(0)!r}")
+    return stack[0]
+
+
+def _one(message: dict, name: str, default=None):
+    values = message.get(name)
+    return values[0] if values else default
+
+
+def collective_rows(table: dict) -> dict:
+    source = SOURCE | {
+        "path": COLLECTIVE_PATH,
+        "units": "network throughput (bytes/s) measured per profiled collective on 8-GPU hosts",
+    }
+    out: dict = {"source": source, "tables": {}}
+    for device in table["entries"]:
+        rows = []
+        for entry in _one(device, "value")["entries"]:
+            instr = _one(entry, "instruction")
+            shape = _one(instr, "shape")
+            iota = _one(_one(instr, "collective_device_list"), "iota_replica_group_list")
+            rows.append(
+                [
+                    _one(instr, "opcode"),
+                    _one(shape, "element_type"),
+                    [int(d) for d in shape.get("dimensions", [])],
+                    int(_one(iota, "num_replica_groups")),
+                    int(_one(iota, "num_devices_per_group")),
+                    [int(d) for d in iota.get("iota_reshape_dims", [])],
+                    [int(d) for d in iota.get("iota_transpose_perm", [])],
+                    int(_one(instr, "channel_id", 0)),
+                    _one(instr, "use_global_device_ids", "false") == "true",
+                    int(_one(entry, "network_throughput_bytes_per_sec")),
+                ]
+            )
+        out["tables"][_one(device, "key")] = {"columns": COLLECTIVE_COLUMNS, "rows": rows}
+    return out
+
+
+COLLECTIVE_PATH = "xla/service/gpu/model/collective_interpolator_data.h"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("header", type=Path, help="path to matmul_interpolator_data.h")
@@ -86,12 +182,29 @@ def main(argv: list[str] | None = None) -> int:
         / "xla_matmul_tables.json",
     )
     args = parser.parse_args(argv)
-    tables = parse_header(args.header.read_text())
+    text = args.header.read_text()
+    if "kDefaultCollectivePTable" in text:
+        body = text[text.index('R"pb(') + 5 : text.index(')pb"')]
+        data = collective_rows(parse_text_proto(body))
+        if args.output.name == "xla_matmul_tables.json":
+            args.output = args.output.with_name("xla_collective_tables.json")
+        _write(args.output, data)
+        for device, table in data["tables"].items():
+            print(f"{device}: {len(table['rows'])} profiles")
+        return 0
+    tables = parse_header(text)
     if not tables:
         print(f"{args.header}: no tables found", file=sys.stderr)
         return 2
     data = compact(tables)
-    with args.output.open("w") as f:
+    _write(args.output, data)
+    for device, table in data["tables"].items():
+        print(f"{device}: {len(table['rows'])} points, keys {table['columns'][4:]}")
+    return 0
+
+
+def _write(path: Path, data: dict) -> None:
+    with path.open("w") as f:
         f.write("{\n")
         f.write(f'"source": {json.dumps(data["source"])},\n"tables": {{\n')
         devices = list(data["tables"].items())
@@ -100,10 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             f.write(",\n".join(json.dumps(r) for r in table["rows"]))
             f.write("\n]}" + ("," if i + 1 < len(devices) else "") + "\n")
         f.write("}}\n")
-    json.loads(args.output.read_text())
-    for device, table in data["tables"].items():
-        print(f"{device}: {len(table['rows'])} points, keys {table['columns'][4:]}")
-    return 0
+    json.loads(path.read_text())
 
 
 if __name__ == "__main__":
