@@ -314,3 +314,47 @@ def test_xla_sol_node_costs(name, body, micros):
     estimate = estimate_gemm(_gemm_module(body), "sm_90")
     assert estimate is not None
     assert int(estimate.time_ns / 1000) == micros
+
+
+def test_cost_rows_take_gemms_from_the_table_on_h100_only():
+    """hloidx cost's library rows: a dot on h100 (sm_90) is XLA's table time, labelled; on a
+    device without a table (rtx-a6000, sm_86) the roofline stays."""
+    from hloidx.perf.devices import cost_device
+    from hloidx.perf.library import estimate_library
+
+    dot = _dot(1, 1024, 4096, 512, "bf16", "bf16", "bf16")
+    h100 = estimate_library(dot, cost_device("h100"))
+    assert h100.exec_time_ns == estimate_gemm(dot, "sm_90").time_ns
+    assert trunc_ns(h100.exec_time_ns, 1000) == 12_000  # XLA's exact_match1_bf16
+    assert "XLA's measured GEMM table (sm_90" in h100.emitter
+    assert any("MatmulInterpolator" in n for n in h100.notes)
+    a6000 = estimate_library(dot, cost_device("rtx-a6000"))
+    assert "GEMM table" not in a6000.emitter
+    assert any("a roofline" in n for n in a6000.notes)
+
+
+def test_cost_command_on_h100_labels_gemm_rows(tmp_path):
+    import json as _json
+
+    from click.testing import CliRunner
+
+    from hloidx.cli.main import cli
+
+    path = tmp_path / "dot.hlo"
+    path.write_text(
+        """HloModule m
+
+ENTRY e {
+  a = bf16[4096,4096] parameter(0)
+  b = bf16[4096,4096] parameter(1)
+  ROOT d = bf16[4096,4096] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+    )
+    result = CliRunner().invoke(cli, ["cost", str(path), "--device", "h100", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    row = next(r for r in _json.loads(result.output)["kernels"] if r["name"] == "d")
+    assert "XLA's measured GEMM table (sm_90)" in row["emitter"]
+    # a grid point: 2·4096³ flops at the table's own rate
+    expected = estimate_gemm(_dot(1, 4096, 4096, 4096, "bf16", "bf16", "bf16"), "sm_90")
+    assert row["exec_time_ns"] == pytest.approx(expected.time_ns, abs=1e-3)
