@@ -358,3 +358,58 @@ ENTRY e {
     # a grid point: 2·4096³ flops at the table's own rate
     expected = estimate_gemm(_dot(1, 4096, 4096, 4096, "bf16", "bf16", "bf16"), "sm_90")
     assert row["exec_time_ns"] == pytest.approx(expected.time_ns, abs=1e-3)
+
+
+# -- XLA's user-profile interpolator (MatmulInterpolatorParamTest, MatmulInterpolatorTest) --
+
+_A6000_CLOCK_GHZ = 1.41  # TestGpuDeviceInfo::RTXA6000DeviceInfo
+
+
+def _clock_cycles(seconds: int) -> int:
+    """XLA's test ``ClockCycles``: int64 nanoseconds times the float clock, back to int64."""
+    return int(np.float32(seconds * 10**9) * np.float32(_A6000_CLOCK_GHZ))
+
+
+def _profiles():
+    from hloidx.perf.matmul_table import ProfileInterpolator
+
+    nn = ProfileInterpolator(_A6000_CLOCK_GHZ)
+    for b, m, n, k, secs in [
+        (1, 256, 1024, 512, 1),
+        (1, 256, 2048, 512, 2),
+        (1, 64, 2048, 512, 3),
+        (2, 256, 1024, 512, 4),
+        (2, 256, 2048, 512, 5),
+    ]:
+        nn.add(gemm_spec(_dot(b, m, n, k, "f32", "f32", "f32")), _clock_cycles(secs))
+    return nn
+
+
+@pytest.mark.parametrize(
+    ("b", "m", "n", "k", "seconds"),
+    [
+        pytest.param(1, 64, 64, 64, 0.001, id="smallest_dims_extrapolate"),
+        pytest.param(4, 512, 2048, 1024, 40, id="highest_dims_extrapolate"),
+        pytest.param(2, 128, 2048, 512, 12, id="m_interpolate"),
+        pytest.param(2, 512, 2048, 512, 10, id="m_extrapolate"),
+        pytest.param(2, 256, 4096, 512, 10, id="n_extrapolate"),
+        pytest.param(2, 256, 2048, 1024, 10, id="k_extrapolate"),
+    ],
+)
+def test_xla_profile_interpolator_cases(b, m, n, k, seconds):
+    """Trunc(…, 1ms) as XLA's test; 40 s needs XLA's float clock arithmetic."""
+    got = _profiles().estimate(gemm_spec(_dot(b, m, n, k, "f32", "f32", "f32")))
+    assert trunc_ns(got, 10**6) == round(seconds * 1e9)
+
+
+def test_xla_profile_interpolator_cublas_and_triton():
+    """XLA's SupportsCublasCustomCalls / SupportsDotTritonFusion: one bf16 1024³ profile of
+    1,410,000,000 cycles → exactly 1 s for the same GEMM as a custom call or a fusion."""
+    from hloidx.perf.matmul_table import ProfileInterpolator
+
+    nn = ProfileInterpolator(_A6000_CLOCK_GHZ)
+    nn.add(gemm_spec(_dot(1, 1024, 1024, 1024, "bf16", "bf16", "bf16")), 1_410_000_000)
+    cublas = _gemm_module(_cublas("__cublas$gemm", "bf16", "bf16"))
+    triton = _gemm_module(_TRITON)
+    assert nn.estimate(gemm_spec(cublas)) == 1e9
+    assert nn.estimate(gemm_spec(triton)) == 1e9

@@ -322,3 +322,37 @@ def estimate_gemm(instr: Instruction, profile: str) -> GemmEstimate | None:
         return None
     spec = gemm_spec(instr)
     return None if spec is None else estimate_spec(spec, profile)
+
+
+# -- a user's own profiles (XLA's nearest-neighbour interpolator) ----------------------------
+
+
+class ProfileInterpolator:
+    """XLA's ``MatmulInterpolator::Create(profiles, device)``: a user's measured dots (the file
+    XLA reads from ``--xla_gpu_experimental_matmul_perf_table_path``), each a dot and its clock
+    cycles; a GEMM takes the FLOP/s of the nearest profile (squared Euclidean distance over the
+    byte-scaled b, m, k, n; the first of equals), whatever its dtypes."""
+
+    def __init__(self, clock_rate_ghz: float) -> None:
+        self.clock_rate_ghz = float(np.float32(clock_rate_ghz))
+        self.plane: list[tuple[tuple[int, int, int, int], int]] = []
+
+    def add(self, spec: GemmSpec, clock_cycles: int) -> None:
+        point = (spec.b, spec.m, spec.k, spec.n)
+        flops = 2 * spec.b * spec.m * spec.n * spec.k
+        # int64_t runtime_ns = clock_cycles / clock_rate_ghz (int64 / float in float)
+        runtime_ns = int(np.float32(clock_cycles) / np.float32(self.clock_rate_ghz))
+        self.plane.append((point, int(flops * 1e9 / runtime_ns)))  # stored as int64
+
+    def estimate(self, spec: GemmSpec) -> float:
+        point = (spec.b, spec.m, spec.k, spec.n)
+        best: int | None = None
+        best_dist = None
+        for p, value in self.plane:
+            dist = sum((a - c) ** 2 for a, c in zip(p, point, strict=True))
+            if best_dist is None or dist < best_dist:
+                best, best_dist = value, dist
+        if best is None:
+            raise ValueError("no profiles")
+        flops = 2 * spec.b * spec.m * spec.k * spec.n
+        return duration_ns(1.0 * flops / best)
