@@ -7,7 +7,11 @@ Usage::
     python bench/convert_xla_tables.py PATH/TO/collective_interpolator_data.h \
         [-o hloidx/perf/data/xla_collective_tables.json]
 
-(the kind of table is read from the header's constant name).
+    python bench/convert_xla_tables.py PATH/TO/xla/tools/hlo_opt/gpu_specs \
+        [-o hloidx/perf/data/xla_gpu_specs.json]
+
+(the kind of table is read from the header's constant name; a directory is XLA's GPU spec
+files, ``*.txtpb``).
 
 The header holds one text-format protobuf (``kDefaultMatmulPTable``): per device key
 (``sm_90``, ``sm_100``) a list of entries ``b, m, n, k`` with measured FLOP/s per dtype key
@@ -182,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         / "xla_matmul_tables.json",
     )
     args = parser.parse_args(argv)
+    if args.header.is_dir():
+        return _convert_specs(args.header, args.output)
     text = args.header.read_text()
     if "kDefaultCollectivePTable" in text:
         body = text[text.index('R"pb(') + 5 : text.index(')pb"')]
@@ -200,6 +206,28 @@ def main(argv: list[str] | None = None) -> int:
     _write(args.output, data)
     for device, table in data["tables"].items():
         print(f"{device}: {len(table['rows'])} points, keys {table['columns'][4:]}")
+    return 0
+
+
+def _convert_specs(folder: Path, output: Path) -> int:
+    from dataclasses import asdict
+
+    from hloidx.perf.gpu_specs import read_spec
+
+    if output.name == "xla_matmul_tables.json":
+        output = output.with_name("xla_gpu_specs.json")
+    specs = {}
+    for path in sorted(folder.glob("*.txtpb")):
+        fields = asdict(read_spec(path.read_text(), path.name))
+        del fields["source"]
+        specs[path.stem] = fields
+    source = SOURCE | {"path": "xla/tools/hlo_opt/gpu_specs", "units": "GpuTargetConfigProto"}
+    with output.open("w") as f:
+        f.write('{\n"source": ' + json.dumps(source) + ',\n"specs": {\n')
+        f.write(",\n".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in specs.items()))
+        f.write("\n}}\n")
+    json.loads(output.read_text())
+    print(f"{len(specs)} spec files: {', '.join(specs)}")
     return 0
 
 
