@@ -4,6 +4,10 @@ unfused dots and convolutions, GEMM fusions) and XLA's own sort, FFT and RNG ker
 Their estimate is a roofline, labelled as such: every operand read once and the output written
 once at the DRAM bandwidth, the flops XLA's cost analysis counts run on every SM's FPUs, 95%
 overlap. Tensor cores, tiling and workspace traffic are not modelled.
+
+A GEMM (a dot, a cuBLAS / cuBLASLt custom call, a Triton GEMM fusion) on a device XLA has
+measured (``sm_90``, ``sm_100``) takes instead the time of XLA's measured GEMM tables
+(:mod:`.matmul_table`), as XLA's latency estimator does.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import TYPE_CHECKING
 from .costs import KernelCost, OperandCost
 from .flops import FMA_FLOPS, convolution_flops, flop_count
 from .fusion_model import shape_bytes
+from .matmul_table import estimate_gemm
 from .model import combine_ns, compute_time_ns, write_time_ns
 
 if TYPE_CHECKING:
@@ -86,6 +91,18 @@ def estimate_library(instr: Instruction, device: CostDevice) -> KernelCost:
         exec_time_ns=combine_ns(compute_ns, read_ns + write_ns),
         operands=operands,
     )
+    gemm = estimate_gemm(instr, device.compute_capability)
+    if gemm is not None:
+        cost.compute_time_ns = gemm.time_ns
+        cost.exec_time_ns = gemm.time_ns
+        cost.emitter = f"{cost.emitter}: XLA's measured GEMM table ({gemm.table})"
+        rate = gemm.flops_per_second / 1e12
+        cost.notes.append(
+            f"{gemm.how}: {gemm.flops} flops at {rate:.1f} TFLOP/s interpolated from XLA's "
+            "measurements (MatmulInterpolator); the bytes shown are the roofline's, not part "
+            "of the time"
+        )
+        return cost
     cost.notes.append(
         "a roofline, not XLA's model: the kernel's internals (tensor cores, tiling, "
         f"workspace) are not modelled; launch shown as one block per SM; flops: {how}"
