@@ -239,7 +239,7 @@ def test_cli_cost_bad_input_is_one_line_and_exit_2(tmp_path) -> None:
     assert result.exit_code == 2
     assert "bad.hlo:3:" in result.output
     assert "Traceback" not in result.output
-    result = _run("cost", str(VIEW), "--device", "v100")
+    result = _run("cost", str(VIEW), "--device", "v200")
     assert result.exit_code == 2
     assert "unknown device" in result.output
 

@@ -384,7 +384,7 @@ def test_cost_text_ends_with_the_step() -> None:
     assert result.exit_code == 0, result.output
     lines = result.output.rstrip().splitlines()
     assert lines[1].startswith("stage: optimized; the text's order is XLA's schedule")
-    tail = "\n".join(lines[-3:])
+    tail = "\n".join(lines[-4:])
     assert "step (the entry computation in XLA's schedule):" in tail
     assert "step time" in tail
 
@@ -490,11 +490,12 @@ def test_the_readme_worked_example_prints_what_the_readme_says(monkeypatch) -> N
     runner.run(test)
     assert runner.failures == 0
     # the hand arithmetic of the README, from the report's own numbers
-    report = estimate_module(
-        SAMPLE.read_text(), "h100", collective_time=lambda i: CollectiveTime(6e4)
-    )
+    report = estimate_module(SAMPLE.read_text(), "h100")
+    gather = report.collective_rows()[0].estimate.time_ns
     gemm0 = next(k for k in report.kernels if k.name == "gemm0").exec_time_ns + US
-    assert report.step.exposed_ns == pytest.approx((1 + 60) * US - (1 * US + gemm0))
+    gemm1 = next(k for k in report.kernels if k.name == "gemm1").exec_time_ns + US
+    assert report.step.exposed_ns == pytest.approx((1 * US + gather) - (1 * US + gemm0))
+    assert report.step.time_ns == pytest.approx(1 * US + gather + 1 * US + gemm1)
 
 
 def test_a_loop_of_unknown_trip_count_says_why_and_counts_one_trip() -> None:

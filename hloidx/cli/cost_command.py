@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import click
 
@@ -12,12 +13,34 @@ from .options import global_options, language_option
 
 
 @click.command()
-@click.argument("file", metavar="FILE")
+@click.argument("file", metavar="FILE", required=False)
 @click.option(
     "--device",
     default="rtx-a6000",
     show_default=True,
-    help="GPU profile: rtx-a6000 (XLA's test device), a100 or h100.",
+    help="GPU: rtx-a6000 (XLA's test device), a100, h100, or one of XLA's spec files "
+    "(h100_sxm, b200, a100_pcie_80, ...; --list-devices shows them all).",
+)
+@click.option(
+    "--device-spec",
+    metavar="FILE.txtpb",
+    help="A GPU spec file, as XLA reads it for --xla_gpu_target_config_filename (instead of "
+    "--device).",
+)
+@click.option("--list-devices", is_flag=True, help="List the devices --device takes and stop.")
+@click.option(
+    "--gpus-per-node",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="GPUs per host: a collective whose groups fit in one host is single-host (XLA's "
+    "measured NCCL tables), else multi-host (XLA's network model).",
+)
+@click.option(
+    "--collective-config",
+    metavar="KEY=VALUE,...",
+    help="XLA's analytical latency estimator options: nccl_op_launch_us, nic_speed_gbps, "
+    "chunk_prep_us, rtt_us, gpus_per_node, chunk_size_bytes.",
 )
 @click.option(
     "--model",
@@ -52,8 +75,12 @@ from .options import global_options, language_option
 @language_option
 @global_options
 def cost(
-    file: str,
+    file: str | None,
     device: str,
+    device_spec: str | None,
+    list_devices: bool,
+    gpus_per_node: int,
+    collective_config: str | None,
     model: str,
     sort: str,
     limit: int | None,
@@ -96,16 +123,36 @@ def cost(
 
     try:
         from ..perf import compare_reports, estimate_module
+        from ..perf.gpu_specs import device_list
 
+        if list_devices:
+            rows = device_list()
+            if fmt == "json":
+                click.echo(json.dumps({"schema_version": 1, "devices": rows}, indent=2))
+            else:
+                width = max(len(r["name"]) for r in rows)
+                for r in rows:
+                    click.echo(f"{r['name']:<{width}}  {r['compute_capability']:<7}  {r['source']}")
+            return
+        if file is None:
+            raise click.UsageError("FILE is required (or --list-devices)")
+        target = _device(device, device_spec)
+        config = _collective_config(collective_config)
         module, _, errors = load_module(file, language)
         if errors:
             sys.exit(EXIT_BAD_INPUT)
-        report = estimate_module(module, device, model)
+
+        def run(m: Any) -> Any:
+            return estimate_module(
+                m, target, model, gpus_per_node=gpus_per_node, collective_config=config
+            )
+
+        report = run(module)
         if compare_file is not None:
             other, _, errors = load_module(compare_file, language)
             if errors:
                 sys.exit(EXIT_BAD_INPUT)
-            comparison = compare_reports(report, estimate_module(other, device, model))
+            comparison = compare_reports(report, run(other))
             if fmt == "json":
                 click.echo(json.dumps(comparison.as_dict(), indent=2))
             elif fmt in ("html", "trace"):
@@ -128,3 +175,42 @@ def cost(
     except HloidxError as error:
         report_error(error)
         sys.exit(EXIT_BAD_INPUT)
+
+
+def _device(device: str, spec_file: str | None) -> Any:
+    """The cost device: XLA's spec file when given, else the named device."""
+    from ..perf.gpu_specs import cost_device_from_spec, read_spec, resolve_device
+    from .options import read_text
+
+    if spec_file is None:
+        return resolve_device(device)
+    text, name = read_text(spec_file, "device spec")
+    return cost_device_from_spec(read_spec(text, name))
+
+
+def _collective_config(text: str | None) -> dict[str, str] | None:
+    """``key=value,...`` with XLA's option names: a positive number for ``nic_speed_gbps``, a
+    positive whole number for the others (XLA would ignore anything else without a word)."""
+    if not text:
+        return None
+    from ..perf.ring_latency import OPTION_NAMES
+
+    config: dict[str, str] = {}
+    for item in text.split(","):
+        key, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or key not in OPTION_NAMES:
+            raise click.BadParameter(
+                f"{item!r}: expected KEY=VALUE with KEY one of {', '.join(OPTION_NAMES)}",
+                param_hint="--collective-config",
+            )
+        try:
+            number = float(value) if key == "nic_speed_gbps" else int(value)
+        except ValueError:
+            number = 0
+        if number <= 0:
+            kind = "a positive number" if key == "nic_speed_gbps" else "a positive whole number"
+            raise click.BadParameter(
+                f"{key}={value!r} is not {kind}", param_hint="--collective-config"
+            )
+        config[key] = value
+    return config

@@ -17,7 +17,7 @@ here). A ``-done`` costs 0 (the time is the ``-start``'s).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -44,6 +44,7 @@ from .ring_latency import (
     ring_latency_ticks,
     seconds,
 )
+from .step import CollectiveTime
 
 if TYPE_CHECKING:
     from ..hlo.ir import HloModule, Instruction, Shape
@@ -71,18 +72,6 @@ _COLLECTIVES = frozenset(
 _DONE = frozenset(
     {"all-reduce-done", "all-gather-done", "collective-permute-done", "async-done", "send-done"}
 )
-
-
-@dataclass(frozen=True)
-class CollectiveEstimate:
-    """One run of a collective as XLA estimates it."""
-
-    time_ns: float
-    bytes: int | None
-    participants: int | None
-    #: ``single-host`` or ``multi-host``
-    communication: str | None
-    notes: tuple[str, ...] = ()
 
 
 def is_collective(instr: Instruction) -> bool:
@@ -154,7 +143,7 @@ def _reduction_compute_ticks(instr: Instruction, device: CostDevice) -> tuple[in
 
 
 class CollectiveTimer:
-    """``timer(instruction) -> CollectiveEstimate | None``; ``why_not[name]`` says why a
+    """``timer(instruction) -> CollectiveTime | None``; ``why_not[name]`` says why a
     collective got None."""
 
     def __init__(
@@ -166,9 +155,9 @@ class CollectiveTimer:
         self.table = default_table(device.compute_capability, gpus_per_node)
         self.why_not: dict[str, str] = {}
 
-    def __call__(self, instr: Instruction) -> CollectiveEstimate | None:
+    def __call__(self, instr: Instruction) -> CollectiveTime | None:
         if instr.opcode in _DONE:
-            return CollectiveEstimate(
+            return CollectiveTime(
                 0.0, None, None, None, ("a -done costs 0 in XLA's estimator: see its -start",)
             )
         if not is_collective(instr):
@@ -179,7 +168,7 @@ class CollectiveTimer:
             self.why_not[instr.name] = str(error)
             return None
 
-    def _estimate(self, instr: Instruction) -> CollectiveEstimate | None:
+    def _estimate(self, instr: Instruction) -> CollectiveTime | None:
         collective = wrapped_instruction(instr) if instr.opcode == "async-start" else instr
         assert collective is not None
         if collective.opcode.startswith("collective-permute"):
@@ -201,7 +190,7 @@ class CollectiveTimer:
                     f"{self.device.compute_capability} (only sm_90, sm_100); not estimated"
                 )
             got = self.table.estimate(collective)
-            return CollectiveEstimate(
+            return CollectiveTime(
                 got.time_ns, got.bytes, size, "single-host", (got.how + f", {got.bytes} bytes",)
             )
         hosts = size // gpus if comm.endswith("world-level") and "non" not in comm else size
@@ -236,22 +225,22 @@ class CollectiveTimer:
                 f"+ XLA's ring latency over {hosts} hosts, {groups} communicators "
                 f"(network defaults of {self.config.device}, × 0.45)"
             )
-        return CollectiveEstimate(ticks / 4, moved, size, "multi-host", tuple(notes))
+        return CollectiveTime(ticks / 4, moved, size, "multi-host", tuple(notes))
 
 
 def collective_timer(
     module: HloModule,
-    device_name: str,
+    device_name: str | CostDevice,
     gpus_per_node: int = 8,
     config: dict | None = None,
-) -> Callable[[Instruction], CollectiveEstimate | None]:
+) -> Callable[[Instruction], CollectiveTime | None]:
     """A timer of ``module``'s collectives on ``device_name`` (hloidx's device names).
 
     ``config``: XLA's ``xla_gpu_analytical_latency_estimator_options`` (``nccl_op_launch_us``,
     ``nic_speed_gbps``, ``chunk_prep_us``, ``rtt_us``, ``gpus_per_node``, ``chunk_size_bytes``);
     a ``gpus_per_node`` there wins over the argument, as XLA reads it from the options."""
     del module  # XLA's options come from the caller here, not the module's debug options
-    device = cost_device(device_name)
+    device = device_name if isinstance(device_name, CostDevice) else cost_device(device_name)
     description = XLA_DEVICE_NAMES.get(device.name, "<unknown>")
     sol = default_config(description).with_options(config or {})
     gpus = sol.gpus_per_node if config and "gpus_per_node" in config else gpus_per_node

@@ -37,11 +37,13 @@ class CostDevice:
     dram_to_l2_transaction_size_bytes: int = 64
     memory_transactions_per_clock: int = 32
     warp_size: int = 32
+    #: the launch profile of a device read from a spec file (else hloidx's profile by name)
+    profile: DeviceProfile | None = None
 
     @property
     def launch_profile(self) -> DeviceProfile:
         """hloidx's GPU profile of the same device (launch dimensions, thread maps)."""
-        return device_profile(self.name)
+        return self.profile if self.profile is not None else device_profile(self.name)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -6,7 +6,8 @@ the ten files XLA ships, kept as package data (``data/xla_gpu_specs.json``, conv
 A spec becomes a :class:`~hloidx.perf.devices.CostDevice` with :func:`cost_device_from_spec`.
 XLA gives a device read from a spec file an empty name, so XLA's per-device network defaults
 (:mod:`.ring_latency`) fall to ``<unknown>`` for it; :attr:`GpuSpec.network_name` says so.
-(``hloidx cost --device`` does not take these names yet.)
+``hloidx cost --device`` takes these names beside hloidx's own (:func:`resolve_device`), and
+``--device-spec FILE`` a user's file.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from importlib import resources
 from typing import Any
 
 from ..errors import HloidxError
+from ..gpu.devices import DeviceProfile
 from ..source import Source
-from .devices import CostDevice
+from .devices import COST_DEVICES, CostDevice, cost_device
 from .ring_latency import UNKNOWN
 
 _TOKEN = re.compile(
@@ -178,4 +180,48 @@ def cost_device_from_spec(spec: GpuSpec) -> CostDevice:
         l2_cache_size=spec.l2_cache_size,
         registers_per_block_limit=spec.registers_per_block_limit,
         warp_size=spec.threads_per_warp,
+        profile=DeviceProfile(
+            spec.name,
+            f"{spec.description or spec.name} ({spec.compute_capability}), {spec.source}",
+            sm_count=spec.core_count,
+            threads_per_sm=spec.threads_per_core_limit or 2048,
+            threads_per_block_limit=spec.threads_per_block_limit or 1024,
+            warp_size=spec.threads_per_warp,
+            shared_memory_per_block=spec.shared_memory_per_block or 48 * 1024,
+            shared_memory_per_block_optin=spec.shared_memory_per_core
+            or spec.shared_memory_per_block
+            or 48 * 1024,
+        ),
     )
+
+
+def resolve_device(device: str | CostDevice) -> CostDevice:
+    """A cost device by hloidx's name (``h100``, ``a100``, ``rtx-a6000`` and their aliases) or
+    by the stem of one of XLA's spec files (``h100_sxm``, ``b200``, ...)."""
+    if isinstance(device, CostDevice):
+        return device
+    if device in xla_specs():
+        return cost_device_from_spec(xla_specs()[device])
+    try:
+        return cost_device(device)
+    except HloidxError:
+        names = ", ".join([*sorted(COST_DEVICES), *sorted(xla_specs())])
+        raise HloidxError(f"unknown device {device!r}; known devices: {names}") from None
+
+
+def device_list() -> list[dict[str, str]]:
+    """Every device ``--device`` takes, with its compute capability and the source of its
+    figures (``hloidx cost --list-devices``)."""
+    rows = [
+        {"name": d.name, "compute_capability": d.compute_capability, "source": d.source}
+        for d in COST_DEVICES.values()
+    ]
+    rows += [
+        {
+            "name": name,
+            "compute_capability": spec.compute_capability,
+            "source": f"{spec.description}: {spec.source}",
+        }
+        for name, spec in xla_specs().items()
+    ]
+    return rows

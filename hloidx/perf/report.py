@@ -12,8 +12,9 @@ from ..hlo.fusion import body_of
 from ..hlo.ir import CALL_ATTRIBUTES, INDEXING_IRRELEVANT_ATTRIBUTES
 from ..hlo.sharing import structure_key
 from .costs import KernelCost
-from .devices import CostDevice, cost_device
+from .devices import CostDevice
 from .fusion_model import estimate_fusion
+from .gpu_specs import resolve_device
 from .kernels import Kernel, Skipped, wrap_as_fusion
 from .library import estimate_library
 from .loops import Loop, Program, walk_module
@@ -279,18 +280,23 @@ def _as_module(module_or_text: HloModule | str) -> HloModule:
 
 def estimate_module(
     module_or_text: HloModule | str,
-    device: str = "rtx-a6000",
+    device: str | CostDevice = "rtx-a6000",
     model: str = "hloidx",
     collective_time: CollectiveTimer | None = None,
+    gpus_per_node: int = 8,
+    collective_config: dict[str, str] | None = None,
 ) -> CostReport:
     """Every kernel of the module's entry computation (and of its loops, calls and
     conditionals), estimated on ``device`` by ``model`` (``hloidx``: distinct bytes and
     thread-map coalescing; ``xla``: XLA's model as is), with the step on a timeline.
-    ``collective_time``: the duration of a collective (None: communication not estimated)."""
+    ``collective_time``: the duration of a collective; by default XLA's
+    ``SolLatencyEstimator`` (:func:`hloidx.perf.collectives.collective_timer`, with
+    ``gpus_per_node`` and XLA's ``collective_config`` options), which gives None (not
+    estimated, with its reason) where XLA has no estimate."""
     if model not in MODELS:
         raise HloidxError(f"unknown cost model {model!r}; one of {', '.join(MODELS)}")
     module = _as_module(module_or_text)
-    profile = cost_device(device)
+    profile = resolve_device(device)
     program = walk_module(module, model)
     kernels, skipped = program.kernels, program.skipped
     costs = []
@@ -310,6 +316,10 @@ def estimate_module(
     report = CostReport(module.name, profile, model, costs, skipped)
     report.loops = program.loops
     report.stage = module_stage(module)
+    if collective_time is None:
+        from .collectives import collective_timer
+
+        collective_time = collective_timer(module, profile, gpus_per_node, collective_config)
     report.step = step_of(program, costs, collective_time)
     for cost in costs:
         if cost.name in report.step.inactive_kernels:

@@ -89,6 +89,8 @@ class CollectiveRow:
     exposed_ns: float = 0.0
     asynchronous: bool = False
     operand_bytes: int = 0
+    #: why the collective model gave no estimate (its ``why_not``), where it says
+    why_not: str | None = None
 
     @property
     def exec_time_ns(self) -> float | None:
@@ -116,7 +118,7 @@ class CollectiveRow:
             "participants": None if e is None else e.participants,
             "communication": "not estimated" if e is None else e.communication,
             "exposed_ns": None if e is None else round(self.exposed_ns, 3),
-            "notes": [] if e is None else list(e.notes),
+            "notes": ([self.why_not] if self.why_not else []) if e is None else list(e.notes),
         }
 
 
@@ -213,6 +215,9 @@ class _Simulator:
             estimate,
             asynchronous=node.kind == "start",
             operand_bytes=_operand_bytes(collective),
+            why_not=None
+            if estimate is not None
+            else getattr(self.collective_time, "why_not", {}).get(collective.name),
         )
         seg.rows[node.name] = row
         return row

@@ -189,6 +189,7 @@ def step_lines(report: TableSource) -> list[str]:
             f"communication: not estimated ({len(rows)} "
             + ("collective)" if len(rows) == 1 else "collectives)")
         )
+        lines += _why_not_lines(rows)
         return lines
     lines.append(
         f"  step time {human_time(step.time_ns)} = compute {human_time(step.compute_ns)} "
@@ -214,4 +215,16 @@ def step_lines(report: TableSource) -> list[str]:
                 for r in top
             )
         )
-    return lines
+    return lines + _why_not_lines(rows)
+
+
+def _why_not_lines(rows: list[Any]) -> list[str]:
+    """The reasons the collective model gave for the collectives it did not estimate."""
+    reasons: dict[str, list[str]] = {}
+    for row in rows:
+        if row.estimate is None and row.why_not:
+            reasons.setdefault(row.why_not, []).append(row.name)
+    return [
+        f"  not estimated: {', '.join(names[:3])}{' ...' if len(names) > 3 else ''}: {why}"
+        for why, names in reasons.items()
+    ]

@@ -85,7 +85,9 @@ def explain(cost: KernelCost) -> str:
     """A few words: the dominating cost and its reason, then the model differences."""
     if not cost.fits:
         return cost.why or "registers spill: the tiling does not fit"
-    if cost.kind == "library":
+    if cost.kind == "library" and "measured GEMM table" in cost.emitter:
+        head = "GEMM: its time from XLA's measured GEMM tables (read/write times: a roofline's)"
+    elif cost.kind == "library":
         head = "library kernel: a roofline of its flops and bytes (internals not modelled)"
     elif cost.compute_time_ns > cost.read_time_ns + cost.write_time_ns:
         op = cost.heaviest_op
