@@ -111,3 +111,22 @@ def _collective_on(device: str) -> dict:
     code, out = _cost(str(SAMPLE), "--format", "json", "--device", device)
     assert code == 0, out
     return next(r for r in json.loads(out)["kernels"] if r["name"] == "ag-start")
+
+
+def test_a_gzip_compressed_module_is_read_through(tmp_path) -> None:
+    # XLA's benchmark steps ship as .hlo.gz (bench/data/): every command reads them as they are
+    import gzip
+
+    packed = tmp_path / "step.hlo.gz"
+    packed.write_bytes(gzip.compress(SAMPLE.read_bytes()))
+    assert _cost(str(packed), "--format", "json") == _cost(str(SAMPLE), "--format", "json")
+    runner = CliRunner()
+    plain = runner.invoke(cli, ["maps", str(SAMPLE), "--format", "json"])
+    read = runner.invoke(cli, ["maps", str(packed), "--format", "json"])
+    assert read.exit_code == plain.exit_code == 0
+    assert json.loads(read.output)["instructions"] == json.loads(plain.output)["instructions"]
+    damaged = tmp_path / "damaged.hlo.gz"
+    damaged.write_bytes(gzip.compress(SAMPLE.read_bytes())[:40])
+    code, out = _cost(str(damaged))
+    assert code == 2
+    assert "damaged gzip" in out

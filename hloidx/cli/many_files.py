@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from .options import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS, State, console
+from .options import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS, State, console, file_text
 
 
 def _analyse_file(job: tuple[int, str, Any, Any]) -> Any:
@@ -29,7 +29,12 @@ def _analyse_file(job: tuple[int, str, Any, Any]) -> Any:
 
     try:
         with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8", errors="replace")
+            text = file_text(handle.read(), path)
+    except click.UsageError as error:
+        outcome = Outcome(path)
+        outcome.error_lines = [f"{path}: error: {error.message}"]
+        outcome.exit_code = EXIT_BAD_INPUT
+        return outcome
     except OSError as error:
         outcome = Outcome(path)
         outcome.error_lines = [f"{path}: error: cannot read: {error.strerror}"]

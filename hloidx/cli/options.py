@@ -104,6 +104,20 @@ def report_error(error: Exception) -> None:
         click.echo(f"error: {error}", err=True)
 
 
+def file_text(data: bytes, path: str) -> str:
+    """A file's text: gzip-compressed files (``module.hlo.gz``, as XLA's benchmark steps ship)
+    are read through; undecodable bytes become U+FFFD."""
+    if data[:2] == b"\x1f\x8b":
+        import gzip
+        import zlib
+
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as error:
+            raise click.UsageError(f"cannot read {path}: a damaged gzip file ({error})") from None
+    return data.decode("utf-8", errors="replace")
+
+
 def read_text(path: str, what: str) -> tuple[str, str]:
     """Text of a file argument or ``-`` (stdin); undecodable bytes become U+FFFD."""
     if path == "-":
@@ -113,7 +127,7 @@ def read_text(path: str, what: str) -> tuple[str, str]:
         return data.decode("utf-8", errors="replace"), "<stdin>"
     try:
         with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", errors="replace"), path
+            return file_text(handle.read(), path), path
     except IsADirectoryError:
         raise click.UsageError(f"{path} is a directory; name the module files in it") from None
     except OSError as error:
