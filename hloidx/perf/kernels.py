@@ -12,12 +12,12 @@ with the reason they get no row.
 
 from __future__ import annotations
 
-import json
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..hlo.ir import Computation, HloModule, Instruction
+from .trip_count import known_trip_count
 
 if TYPE_CHECKING:
     pass
@@ -96,18 +96,6 @@ class Skipped:
     name: str
     opcode: str
     reason: str
-
-
-def known_trip_count(instr: Instruction) -> int | None:
-    """A while loop's ``known_trip_count`` from its backend config (XLA writes it)."""
-    text = instr.attributes.get("backend_config", "")
-    if "known_trip_count" not in text:
-        return None
-    try:
-        config = json.loads(text)
-        return int(config["known_trip_count"]["n"])
-    except (ValueError, KeyError, TypeError):
-        return None
 
 
 def _skip_reason(instr: Instruction) -> str | None:
