@@ -1,0 +1,185 @@
+"""hloidx.perf.step_costs: one GEMM's / one collective's time for the step (issue 36).
+
+Oracles: XLA's matmul_interpolator_test.cc numbers (Trunc to 1 µs), NVIDIA datasheet peaks with
+hand arithmetic, and XLA's tables themselves read directly from the data file (properties)."""
+
+from __future__ import annotations
+
+import json
+import math
+from importlib import resources
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hloidx import parse_hlo
+from hloidx.perf.step_costs import collective_time_ns, gemm_time_ns, tensor_core_peak
+
+
+def _dot(b: int, m: int, n: int, k: int, lhs: str, rhs: str, out: str):
+    text = f"""HloModule m
+
+ENTRY r {{
+  lhs = {lhs}[{b},{m},{k}] parameter(0)
+  rhs = {rhs}[{b},{k},{n}] parameter(1)
+  ROOT d = {out}[{b},{m},{n}] dot(lhs, rhs), lhs_contracting_dims={{2}}, rhs_contracting_dims={{1}}, lhs_batch_dims={{0}}, rhs_batch_dims={{0}}
+}}
+"""
+    module = parse_hlo(text)
+    return module.entry.root, module
+
+
+@pytest.mark.parametrize(
+    ("b", "m", "n", "k", "micros"),
+    [(1, 1024, 4096, 512, 12), (4, 256, 1024, 256, 6), (1, 1024, 2048, 512, 8)],
+)
+def test_h100_answers_with_xlas_table(b, m, n, k, micros):
+    """matmul_interpolator_test.cc H100BF16 cases, through the API on an HLO dot."""
+    dot, module = _dot(b, m, n, k, "bf16", "bf16", "bf16")
+    ns, how = gemm_time_ns(dot, module, "h100", "xla")
+    assert int(ns // 1000) == micros
+    assert "XLA's measured GEMM table (sm_90" in how
+
+
+def test_a100_answers_with_the_tensor_core_roofline():
+    """No sm_80 table: 2·4096³ flops at the A100 datasheet's dense bf16 312 TFLOP/s."""
+    dot, module = _dot(1, 4096, 4096, 4096, "bf16", "bf16", "bf16")
+    ns, how = gemm_time_ns(dot, module, "a100")
+    assert ns == pytest.approx(2 * 4096**3 / 312e12 * 1e9, abs=0.25)
+    assert ns == pytest.approx(440509.4, abs=0.1)
+    assert how.startswith("tensor-core roofline, not XLA's model")
+    assert "312 TFLOP/s" in how
+    assert "datasheet" in how
+
+
+def test_no_figure_no_answer():
+    """RTX A6000 has no table and no peak in the data; a non-GEMM is not a GEMM."""
+    dot, module = _dot(1, 256, 256, 256, "bf16", "bf16", "bf16")
+    assert gemm_time_ns(dot, module, "rtx-a6000") is None
+    assert gemm_time_ns(dot.operands[0], module, "h100") is None
+
+
+def test_hloidx_model_reads_f16_from_the_bf16_table():
+    """XLA's fallback reads f16 at doubled dims (8x the flops); --model hloidx reads the bf16
+    table at the GEMM's own dims, which is the bf16 GEMM's time exactly."""
+    f16, module = _dot(1, 1024, 4096, 512, "f16", "f16", "f16")
+    bf16, module_b = _dot(1, 1024, 4096, 512, "bf16", "bf16", "bf16")
+    xla_ns, xla_how = gemm_time_ns(f16, module, "h100", "xla")
+    ours_ns, ours_how = gemm_time_ns(f16, module, "h100", "hloidx")
+    assert ours_ns == gemm_time_ns(bf16, module_b, "h100", "xla")[0]
+    assert "fallback" in xla_how
+    assert "hloidx: f16 read from the bf16 table" in ours_how
+    assert xla_ns > 4 * ours_ns
+
+
+def test_hloidx_model_caps_the_sm90_fp8_table_at_the_h100_peak():
+    """XLA's sm_90 fp8 table reaches ~2.6 PFLOP/s, above the H100 SXM datasheet's dense fp8
+    1978.9 TFLOP/s: --model xla keeps it, --model hloidx caps it and says so."""
+    dot, module = _dot(4, 4096, 4096, 4096, "f8e5m2", "f8e4m3fn", "bf16")
+    flops = 2 * 4 * 4096**3
+    xla_ns, _ = gemm_time_ns(dot, module, "h100", "xla")
+    ours_ns, how = gemm_time_ns(dot, module, "h100", "hloidx")
+    assert flops / (xla_ns * 1e-9) > 1978.9e12
+    assert ours_ns == pytest.approx(flops / 1978.9e12 * 1e9, abs=0.25)
+    assert "capped at the peak" in how
+
+
+def _table(profile: str):
+    text = resources.files("hloidx.perf").joinpath("data/xla_matmul_tables.json").read_text()
+    return json.loads(text)["tables"][profile]
+
+
+def test_xlas_tables_against_the_datasheet_peaks():
+    """What is true of XLA's measured rates vs the dense peaks: H100 bf16 and f32 (TF32) under
+    the SXM peak; the fp8 tables above it (the quirk --model hloidx caps); B200 all under."""
+    for profile, device, over in (("sm_90", "h100", {"f8"}), ("sm_100", "b200", set())):
+        table = _table(profile)
+        for i, key in enumerate(table["columns"][4:], 4):
+            dtype = key.split("x")[0]
+            peak, _ = tensor_core_peak(device, dtype)
+            top = max(row[i] for row in table["rows"])
+            assert (top > peak) == any(dtype.startswith(p) for p in over), (profile, key)
+
+
+def test_xlas_gemm_tables_are_not_monotone():
+    """Doubling one of b, m, n, k can make XLA's measured time drop (so 'more work never
+    faster' does not hold on the grid): there is such a pair in both tables, bf16 included."""
+    for profile in ("sm_90", "sm_100"):
+        table = _table(profile)
+        rates = {tuple(r[:4]): r[4] for r in table["rows"]}
+        drops = 0
+        for (b, m, n, k), rate in rates.items():
+            for axis in range(4):
+                bigger = [b, m, n, k]
+                bigger[axis] *= 2
+                other = rates.get(tuple(bigger))
+                if other is not None and 2 * math.prod(bigger) / other < 2 * b * m * n * k / rate:
+                    drops += 1
+        assert drops > 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    b=st.sampled_from([1, 2, 4]),
+    m=st.integers(4096, 20000),
+    n=st.integers(4096, 20000),
+    k=st.integers(4096, 20000),
+    grow=st.integers(1, 5000),
+    axis=st.integers(0, 2),
+)
+def test_more_work_never_faster_beyond_the_grid(b, m, n, k, grow, axis):
+    """Past the grid's top corner XLA clamps to one rate, so time grows with the work there."""
+    dims = [m, n, k]
+    bigger = list(dims)
+    bigger[axis] += grow
+    small = gemm_time_ns(_dot(b, *dims, "bf16", "bf16", "bf16")[0], None, "h100")[0]
+    large = gemm_time_ns(_dot(b, *bigger, "bf16", "bf16", "bf16")[0], None, "h100")[0]
+    assert large >= small
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    b=st.sampled_from([1, 2, 4]),
+    m=st.integers(1, 9000),
+    n=st.integers(1, 9000),
+    k=st.integers(1, 9000),
+)
+def test_h100_bf16_never_above_the_sxm_peak(b, m, n, k):
+    dot, module = _dot(b, m, n, k, "bf16", "bf16", "bf16")
+    ns, _ = gemm_time_ns(dot, module, "h100", "xla")
+    # the time is rounded to a quarter nanosecond: allow half a tick
+    assert 2 * b * m * n * k <= 989.4e12 * (ns + 0.125) * 1e-9
+
+
+_ALL_REDUCE = """HloModule m, replica_count=8
+
+add {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}}
+
+ENTRY e {{
+  p = f32[{n}] parameter(0)
+  ROOT ar = f32[{n}] all-reduce(p), replica_groups={{{{0,1,2,3,4,5,6,7}}}}, to_apply=add
+}}
+"""
+
+
+def test_collective_through_the_api_single_host():
+    module = parse_hlo(_ALL_REDUCE.format(n=1 << 20))
+    got = collective_time_ns(module.entry.root, module, "h100")
+    assert got is not None
+    assert got.communication == "single-host"
+    assert got.participants == 8
+    assert got.time_ns > 0
+
+
+def test_collective_gpus_per_node_makes_it_multi_host():
+    """Four GPUs per node: eight replicas span two hosts, XLA's network model answers."""
+    module = parse_hlo(_ALL_REDUCE.format(n=1 << 20))
+    got = collective_time_ns(module.entry.root, module, "h100", {"gpus_per_node": 4})
+    assert got is not None
+    assert got.communication == "multi-host"
+    assert collective_time_ns(module.entry.root.operands[0], module, "h100") is None
