@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hloidx import parse_hlo
-from hloidx.perf.step_costs import collective_time_ns, gemm_time_ns, tensor_core_peak
+from hloidx.perf.step_costs import gemm_time_ns, tensor_core_peak
 
 
 def _dot(b: int, m: int, n: int, k: int, lhs: str, rhs: str, out: str):
@@ -167,19 +167,21 @@ ENTRY e {{
 """
 
 
-def test_collective_through_the_api_single_host():
-    module = parse_hlo(_ALL_REDUCE.format(n=1 << 20))
-    got = collective_time_ns(module.entry.root, module, "h100")
-    assert got is not None
-    assert got.communication == "single-host"
-    assert got.participants == 8
-    assert got.time_ns > 0
+def test_a100_cost_row_is_the_tensor_core_roofline_with_its_bytes():
+    # a bf16 [4096,512] x [512,512] dot on the A100: 2*4096*512*512 flops at the 312 TFLOP/s
+    # dense bf16 peak; 8 MiB read (x and w) + 4 MiB written at 2.039 TB/s, overlapped 95%
+    from hloidx.perf.devices import cost_device
+    from hloidx.perf.library import estimate_library
 
-
-def test_collective_gpus_per_node_makes_it_multi_host():
-    """Four GPUs per node: eight replicas span two hosts, XLA's network model answers."""
-    module = parse_hlo(_ALL_REDUCE.format(n=1 << 20))
-    got = collective_time_ns(module.entry.root, module, "h100", {"gpus_per_node": 4})
-    assert got is not None
-    assert got.communication == "multi-host"
-    assert collective_time_ns(module.entry.root.operands[0], module, "h100") is None
+    module = parse_hlo(
+        "ENTRY e {\n  x = bf16[4096,512] parameter(0)\n  w = bf16[512,512] parameter(1)\n"
+        "  ROOT d = bf16[4096,512] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}"
+    )
+    row = estimate_library(module.entry.root, cost_device("a100"))
+    compute = 2 * 4096 * 512 * 512 / 312e12 * 1e9
+    memory = (4096 * 512 * 2 + 512 * 512 * 2 + 4096 * 512 * 2) / 2.039e12 * 1e9
+    # durations are whole quarter-nanoseconds, as absl::Duration keeps them
+    assert row.compute_time_ns == pytest.approx(compute, abs=0.125)
+    overlapped = max(compute, memory) + 0.05 * min(compute, memory)
+    assert row.exec_time_ns == pytest.approx(overlapped, abs=0.125)
+    assert "tensor-core roofline (datasheet peak)" in row.emitter

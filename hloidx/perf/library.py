@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 from .costs import KernelCost, OperandCost
 from .flops import FMA_FLOPS, convolution_flops, flop_count
 from .fusion_model import shape_bytes
-from .matmul_table import estimate_gemm
+from .matmul_table import has_table
 from .model import combine_ns, compute_time_ns, write_time_ns
+from .step_costs import gemm_time_ns
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction
@@ -59,7 +60,7 @@ def library_flops(instr: Instruction, profile: str) -> tuple[int, str]:
     return flop_count(instr, profile), f"{instr.opcode}: XLA's cost analysis"
 
 
-def estimate_library(instr: Instruction, device: CostDevice) -> KernelCost:
+def estimate_library(instr: Instruction, device: CostDevice, model: str = "hloidx") -> KernelCost:
     flops, how = library_flops(instr, device.compute_capability)
     operands = []
     for k, operand in enumerate(instr.operands):
@@ -91,17 +92,26 @@ def estimate_library(instr: Instruction, device: CostDevice) -> KernelCost:
         exec_time_ns=combine_ns(compute_ns, read_ns + write_ns),
         operands=operands,
     )
-    gemm = estimate_gemm(instr, device.compute_capability)
+    gemm = gemm_time_ns(instr, None, device, model)
     if gemm is not None:
-        cost.compute_time_ns = gemm.time_ns
-        cost.exec_time_ns = gemm.time_ns
-        cost.emitter = f"{cost.emitter}: XLA's measured GEMM table ({gemm.table})"
-        rate = gemm.flops_per_second / 1e12
-        cost.notes.append(
-            f"{gemm.how}: {gemm.flops} flops at {rate:.1f} TFLOP/s interpolated from XLA's "
-            "measurements (MatmulInterpolator); the bytes shown are the roofline's, not part "
-            "of the time"
+        time_ns, gemm_how = gemm
+        measured = has_table(device.compute_capability)
+        cost.compute_time_ns = time_ns
+        # XLA's table time is the whole kernel's; a roofline still waits for its bytes
+        cost.exec_time_ns = time_ns if measured else combine_ns(time_ns, read_ns + write_ns)
+        source = (
+            f"XLA's measured GEMM table ({device.compute_capability})"
+            if measured
+            else "tensor-core roofline (datasheet peak)"
         )
+        cost.emitter = f"{cost.emitter}: {source}"
+        if measured:
+            cost.notes.append(
+                f"{gemm_how}; interpolated from XLA's measurements (MatmulInterpolator); the "
+                "bytes shown are the FP32 roofline's, not part of the time"
+            )
+        else:
+            cost.notes.append(f"{gemm_how}; bytes at the DRAM bandwidth, 95% overlapped")
         return cost
     cost.notes.append(
         "a roofline, not XLA's model: the kernel's internals (tensor cores, tiling, "

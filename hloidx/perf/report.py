@@ -252,7 +252,7 @@ def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -
             raise HloidxError(f"{instr.name} belongs to no module")
         kernel.fusion = wrap_as_fusion(instr, module)
     if kernel.kind == "library" or kernel.fusion is None:
-        cost = estimate_library(instr, device)
+        cost = estimate_library(instr, device, model)
     elif kernel.kind == "triton":
         cost = _estimate_triton(kernel, device, model)
         if model == "hloidx" and cost.tile_sizes is not None:

@@ -1,5 +1,5 @@
-"""One GEMM's and one collective's time, for the step (issue 36): a small library API over
-:mod:`.matmul_table` and :mod:`.collectives`.
+"""One GEMM's time (issue 36): XLA's measured tables where XLA has them, else a tensor-core
+roofline; a small library API over :mod:`.matmul_table` that the library rows use.
 
 ``gemm_time_ns`` answers from XLA's measured GEMM tables on a device XLA has measured
 (``sm_90``, ``sm_100``). Elsewhere it answers with a tensor-core roofline: the GEMM's flops at
@@ -22,14 +22,13 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from ..hlo.element_types import element_bytes
-from .collectives import CollectiveEstimate, collective_timer
 from .devices import CostDevice, cost_device
 from .matmul_table import duration_ns, estimate_spec, gemm_spec, has_table
 
 if TYPE_CHECKING:
     from ..hlo.ir import HloModule, Instruction
 
-__all__ = ["CollectiveEstimate", "collective_time_ns", "gemm_time_ns", "tensor_core_peak"]
+__all__ = ["gemm_time_ns", "tensor_core_peak"]
 
 
 @cache
@@ -103,28 +102,3 @@ def gemm_time_ns(
         f"{flops} flops at the dense {spec.lhs_type} peak {peak[0] / 1e12:g} TFLOP/s ({peak[1]})"
     )
     return duration_ns(flops / peak[0]), how
-
-
-@cache
-def _timer(device: str, gpus_per_node: int, config: tuple[tuple[str, Any], ...], module: Any):
-    return collective_timer(module, device, gpus_per_node, dict(config) or None)
-
-
-def collective_time_ns(
-    instruction: Instruction,
-    module: HloModule | None,
-    device: CostDevice | str,
-    config: dict[str, Any] | None = None,
-) -> CollectiveEstimate | None:
-    """One run of the collective ``instruction`` as XLA's ``SolLatencyEstimator::
-    ComputeCollectiveTime`` estimates it (:mod:`.collectives`). ``config``: XLA's
-    ``xla_gpu_analytical_latency_estimator_options`` names (``nccl_op_launch_us``,
-    ``nic_speed_gbps``, ``chunk_prep_us``, ``rtt_us``, ``gpus_per_node`` (default 8),
-    ``chunk_size_bytes``). None when the instruction is not a collective or XLA's estimator has
-    no answer for it (the timer's ``why_not`` says why)."""
-    name = device.name if isinstance(device, CostDevice) else cost_device(device).name
-    options = dict(config or {})
-    gpus = int(options.get("gpus_per_node", 8))
-    timer = _timer(name, gpus, tuple(sorted(options.items())), None)
-    del module  # XLA's options come from the caller, not the module's debug options
-    return timer(instruction)

@@ -87,6 +87,8 @@ def explain(cost: KernelCost) -> str:
         return cost.why or "registers spill: the tiling does not fit"
     if cost.kind == "library" and "measured GEMM table" in cost.emitter:
         head = "GEMM: its time from XLA's measured GEMM tables (read/write times: a roofline's)"
+    elif cost.kind == "library" and "tensor-core roofline" in cost.emitter:
+        head = "GEMM: its flops at the tensor cores' dense datasheet peak (a roofline)"
     elif cost.kind == "library":
         head = "library kernel: a roofline of its flops and bytes (internals not modelled)"
     elif cost.compute_time_ns > cost.read_time_ns + cost.write_time_ns:
