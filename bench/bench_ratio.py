@@ -15,7 +15,7 @@ Two tables (issue 38):
 The load average is printed with the figures: quote it with them.
 
     python bench/bench_ratio.py                      # the steps and the start-up
-    python bench/bench_ratio.py --rounds 5 --jax-python /path/to/python-with-jax
+    python bench/bench_ratio.py --rounds 5 --jax-python PYTHON_WITH_JAX
     python bench/bench_ratio.py --skip-ratio         # start-up alone
 """
 

@@ -98,21 +98,27 @@ def _signature(ins) -> tuple:
     return (instr.opcode, _shape(instr.shape), tuple(_shape(o.shape) for o in instr.operands))
 
 
+def _paired_instructions(stablehlo: str, hlo: str):
+    """``(signature, ours, xla's)`` for every instruction (of every computation: calls, loop
+    bodies and branches hold many of the ops) whose opcode and shapes occur once in each
+    module; tuples and get-tuple-elements are left out (their names differ by design)."""
+    mine = [i for i in analyze(stablehlo, verify=False).instructions if i.operands]
+    xla = [i for i in analyze(hlo, verify=False).instructions if i.operands]
+    counts_a = Counter(_signature(i) for i in mine)
+    counts_b = Counter(_signature(i) for i in xla)
+    by_sig = {_signature(i): i for i in xla}
+    for ins in mine:
+        sig = _signature(ins)
+        if counts_a[sig] != 1 or counts_b[sig] != 1 or sig[0] in ("tuple", "get-tuple-element"):
+            continue
+        yield sig, ins, by_sig[sig]
+
+
 def test_instructions_read_the_same() -> None:
     compared = Counter()
     for name in PROGRAMS:
         stablehlo, hlo = _pair(name)
-        # every computation: calls, loop bodies and branches hold many of the ops
-        mine = [i for i in analyze(stablehlo, verify=False).instructions if i.operands]
-        xla = [i for i in analyze(hlo, verify=False).instructions if i.operands]
-        counts_a = Counter(_signature(i) for i in mine)
-        counts_b = Counter(_signature(i) for i in xla)
-        by_sig = {_signature(i): i for i in xla}
-        for ins in mine:
-            sig = _signature(ins)
-            if counts_a[sig] != 1 or counts_b[sig] != 1 or sig[0] in ("tuple", "get-tuple-element"):
-                continue
-            other = by_sig[sig]
+        for sig, ins, other in _paired_instructions(stablehlo, hlo):
             for a, b in zip(ins.operands, other.operands, strict=True):
                 assert _relation(a.output_to_input) == _relation(b.output_to_input), (name, sig)
                 assert _relation(a.input_to_output) == _relation(b.input_to_output), (name, sig)

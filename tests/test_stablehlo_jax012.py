@@ -16,7 +16,7 @@ import numpy as np
 import paths
 import pytest
 from click.testing import CliRunner
-from test_stablehlo import _relation, _root_reads, _signature
+from test_stablehlo import _paired_instructions, _relation, _root_reads
 
 from hloidx.cli.main import cli
 from hloidx.errors import EnumerationLimitError
@@ -102,16 +102,7 @@ def test_instructions_read_as_in_xla_hlo() -> None:
     compared: Counter = Counter()
     for name in TEXTS:
         stablehlo, hlo = _pair(name)
-        mine = [i for i in analyze(stablehlo, verify=False).instructions if i.operands]
-        xla = [i for i in analyze(hlo, verify=False).instructions if i.operands]
-        counts_a = Counter(_signature(i) for i in mine)
-        counts_b = Counter(_signature(i) for i in xla)
-        by_sig = {_signature(i): i for i in xla}
-        for ins in mine:
-            sig = _signature(ins)
-            if counts_a[sig] != 1 or counts_b[sig] != 1 or sig[0] in ("tuple", "get-tuple-element"):
-                continue
-            other = by_sig[sig]
+        for sig, ins, other in _paired_instructions(stablehlo, hlo):
             pairs = []
             for a, b in zip(ins.operands, other.operands, strict=True):
                 for mine_maps, xla_maps in (
