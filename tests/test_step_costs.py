@@ -54,10 +54,34 @@ def test_a100_answers_with_the_tensor_core_roofline():
 
 
 def test_no_figure_no_answer():
-    """RTX A6000 has no table and no peak in the data; a non-GEMM is not a GEMM."""
+    """Volta and Pascal have no bf16 matrix path: a bf16 GEMM gets no tensor-core answer there
+    (the cost row keeps its FPU roofline); f16 has one. A non-GEMM is not a GEMM."""
     dot, module = _dot(1, 256, 256, 256, "bf16", "bf16", "bf16")
-    assert gemm_time_ns(dot, module, "rtx-a6000") is None
+    assert gemm_time_ns(dot, module, "v100") is None
+    assert gemm_time_ns(dot, module, "p100") is None
+    half, half_module = _dot(1, 256, 256, 256, "f16", "f16", "f16")
+    ns, how = gemm_time_ns(half, half_module, "v100")
+    assert ns == pytest.approx(2 * 256**3 / 125e12 * 1e9, abs=0.25)
+    assert "V100" in how
     assert gemm_time_ns(dot.operands[0], module, "h100") is None
+
+
+def test_every_device_has_its_matrix_peaks():
+    """Every name --device takes finds its peaks (XLA's spec names through the aliases), and a
+    peak is never below the device's own FPU rate (fpus x cores x 2 x clock, from its spec)."""
+    from hloidx.perf.gpu_specs import device_list, resolve_device
+
+    for row in device_list():
+        device = resolve_device(row["name"])
+        table = device.compute_capability in ("sm_90", "sm_100")
+        assert ("XLA's measured GEMM table" in row["gemm"]) == table, row
+        assert table or "roofline at dense peaks" in row["gemm"], row
+        found = {t: tensor_core_peak(device.name, t) for t in ("bf16", "f16", "f32", "s8")}
+        assert any(found.values()), row["name"]
+        fpu = device.core_count * device.fpus_per_core * 2 * device.clock_rate_ghz * 1e9
+        for dtype, peak in found.items():
+            if peak is not None:
+                assert peak[0] >= fpu * 0.99, (row["name"], dtype)
 
 
 def test_hloidx_model_reads_f16_from_the_bf16_table():

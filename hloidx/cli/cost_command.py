@@ -133,6 +133,7 @@ def cost(
                 width = max(len(r["name"]) for r in rows)
                 for r in rows:
                     click.echo(f"{r['name']:<{width}}  {r['compute_capability']:<7}  {r['source']}")
+                    click.echo(f"{'':<{width}}  GEMMs: {r['gemm']}")
             return
         if file is None:
             raise click.UsageError("FILE is required (or --list-devices)")

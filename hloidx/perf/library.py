@@ -21,7 +21,7 @@ from .flops import FMA_FLOPS, convolution_flops, flop_count
 from .fusion_model import shape_bytes
 from .matmul_table import has_table
 from .model import combine_ns, compute_time_ns, write_time_ns
-from .step_costs import gemm_time_ns
+from .step_costs import gemm_time_ns, matrix_unit
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction
@@ -102,7 +102,7 @@ def estimate_library(instr: Instruction, device: CostDevice, model: str = "hloid
         source = (
             f"XLA's measured GEMM table ({device.compute_capability})"
             if measured
-            else "tensor-core roofline (datasheet peak)"
+            else f"{matrix_unit(device.name)} roofline (datasheet peak)"
         )
         cost.emitter = f"{cost.emitter}: {source}"
         if measured:

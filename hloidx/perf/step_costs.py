@@ -22,7 +22,8 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from ..hlo.element_types import element_bytes
-from .devices import CostDevice, cost_device
+from .devices import CostDevice
+from .gpu_specs import resolve_device
 from .matmul_table import duration_ns, estimate_spec, gemm_spec, has_table
 
 if TYPE_CHECKING:
@@ -32,22 +33,33 @@ __all__ = ["gemm_time_ns", "tensor_core_peak"]
 
 
 @cache
-def _peaks() -> dict[str, Any]:
+def _peaks_data() -> dict[str, Any]:
     text = resources.files("hloidx.perf").joinpath("data/tensor_core_peaks.json").read_text()
-    return json.loads(text)["devices"]
+    return json.loads(text)
+
+
+def _peaks() -> dict[str, Any]:
+    return _peaks_data()["devices"]
 
 
 def tensor_core_peak(device: str, dtype: str) -> tuple[float, str] | None:
-    """The dense tensor-core peak of ``device`` for operands of ``dtype`` in FLOP/s, with its
-    source; None when the data has no figure."""
-    entry = _peaks().get(device)
+    """The dense tensor-core peak of ``device`` (hloidx's name or the stem of XLA's spec file)
+    for operands of ``dtype`` in FLOP/s, with its source; None when the data has no figure."""
+    entry = _peaks().get(_peaks_data()["aliases"].get(device, device))
     if entry is None or dtype not in entry["tflops"]:
         return None
     return entry["tflops"][dtype] * 1e12, f"{entry['gpu']}: {entry['source']}"
 
 
+def matrix_unit(device: str) -> str:
+    """What ``device``'s peaks are the peaks of: ``tensor-core`` (NVIDIA since Volta),
+    ``matrix-core`` (AMD CDNA), ``packed-FP16 FPU`` (Pascal)."""
+    entry = _peaks().get(_peaks_data()["aliases"].get(device, device))
+    return entry["unit"] if entry else "tensor-core"
+
+
 def _device(device: CostDevice | str) -> CostDevice:
-    return device if isinstance(device, CostDevice) else cost_device(device)
+    return device if isinstance(device, CostDevice) else resolve_device(device)
 
 
 def _peak_for(device: CostDevice, lhs: str, rhs: str) -> tuple[float, str] | None:
@@ -98,7 +110,7 @@ def gemm_time_ns(
         return None
     flops = 2 * spec.b * (spec.m // width) * (spec.k // width) * (spec.n // width)
     how = (
-        f"tensor-core roofline, not XLA's model: no XLA GEMM table for {profile}; "
+        f"{matrix_unit(dev.name)} roofline, not XLA's model: no XLA GEMM table for {profile}; "
         f"{flops} flops at the dense {spec.lhs_type} peak {peak[0] / 1e12:g} TFLOP/s ({peak[1]})"
     )
     return duration_ns(flops / peak[0]), how
