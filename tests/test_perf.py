@@ -268,6 +268,19 @@ def test_cli_tile_ranks_tilings_by_estimated_time() -> None:
     assert doc["estimate"]["exec_time_ns"] is None
 
 
+def test_cli_tile_of_a_variadic_reduce_says_it_has_no_tiling() -> None:
+    """A tuple-shaped root (variadic reduce) has no tiling; the ranking says so (it raised an
+    IndexError before) and a fixed tile's estimate says why."""
+    path = str(paths.SAMPLES / "seed000" / "reduce_variadic.hlo")
+    args = ("tile", path, "--instruction", "reduce", "--device", "a100")
+    ranked = _run(*args, "--tile", "auto", "--format", "json")
+    assert ranked.exit_code == 0, ranked.output
+    assert json.loads(ranked.output)["candidates"] == []
+    one = _run(*args, "--tile", "1")
+    assert one.exit_code == 0, one.output
+    assert "a tuple-shaped reduce root is not tiled" in one.output
+
+
 def test_cli_summary_gains_estimated_time_and_sorts_by_it() -> None:
     doc = json.loads(
         _run("summary", str(VIEW), "--device", "a100", "--sort", "time", "--format", "json").output

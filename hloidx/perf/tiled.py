@@ -147,7 +147,11 @@ def tile_computation(fusion: Instruction, sizes: tuple[int, ...]) -> list[TiledI
     if not roots:
         raise NotTileable("the fused computation has no root")
     real = real_root(fusion)
-    extents = tuple(real.shape.dims) if real.shape.is_array else ()
+    if not real.shape.is_array:
+        # a variadic reduce (or sort) yields a tuple from one instruction: XLA's Triton
+        # emitter takes no such root, so there is no tiling to describe
+        raise NotTileable(f"{real.name}: a tuple-shaped {real.opcode} root is not tiled")
+    extents = tuple(real.shape.dims)
     walks = [_walk(real)]
     if any(r.shape.dims != real.shape.dims for r in roots if r.shape.is_array):
         # XLA tiles the root no other root reads and propagates its tiling to the others
