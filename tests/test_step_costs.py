@@ -69,9 +69,10 @@ def test_no_figure_no_answer():
 def test_every_device_has_its_matrix_peaks():
     """Every name --device takes finds its peaks (XLA's spec names through the aliases), and a
     peak is never below the device's own FPU rate (fpus x cores x 2 x clock, from its spec)."""
-    from hloidx.perf.gpu_specs import device_list, resolve_device
+    from hloidx.perf.gpu_specs import resolve_device
+    from hloidx.perf.step_costs import device_rows
 
-    for row in device_list():
+    for row in device_rows():
         device = resolve_device(row["name"])
         table = device.compute_capability in ("sm_90", "sm_100")
         assert ("XLA's measured GEMM table" in row["gemm"]) == table, row

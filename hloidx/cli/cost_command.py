@@ -123,10 +123,10 @@ def cost(
 
     try:
         from ..perf import compare_reports, estimate_module
-        from ..perf.gpu_specs import device_list
+        from ..perf.step_costs import device_rows
 
         if list_devices:
-            rows = device_list()
+            rows = device_rows()
             if fmt == "json":
                 click.echo(json.dumps({"schema_version": 1, "devices": rows}, indent=2))
             else:

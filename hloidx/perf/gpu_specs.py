@@ -209,38 +209,14 @@ def resolve_device(device: str | CostDevice) -> CostDevice:
         raise HloidxError(f"unknown device {device!r}; known devices: {names}") from None
 
 
-def _gemm_source(device: CostDevice) -> str:
-    """How ``hloidx cost`` times a GEMM on ``device``, and where its figures come from."""
-    from .matmul_table import has_table, table_source
-    from .step_costs import matrix_unit, tensor_core_peak
-
-    if has_table(device.compute_capability):
-        source = table_source()
-        return (
-            f"XLA's measured GEMM table ({device.compute_capability}; {source['path']} at "
-            f"{source['commit'][:8]})"
-        )
-    peaks = {t: tensor_core_peak(device.name, t) for t in ("bf16", "f16", "f32", "s8")}
-    found = {t: p for t, p in peaks.items() if p is not None}
-    if not found:
-        return "FPU roofline (no matrix-unit peaks in the data)"
-    figures = ", ".join(f"{t} {p[0] / 1e12:g}" for t, p in found.items())
-    where = next(iter(found.values()))[1]
-    return (
-        f"{matrix_unit(device.name)} roofline at dense peaks in TFLOP/s ({figures}; {where}); "
-        "other dtypes: FPU roofline"
-    )
-
-
 def device_list() -> list[dict[str, str]]:
-    """Every device ``--device`` takes, with its compute capability, the source of its
-    figures and how its GEMMs are timed (``hloidx cost --list-devices``)."""
+    """Every device ``--device`` takes, with its compute capability and the source of its
+    figures (``hloidx cost --list-devices`` adds how GEMMs are timed: ``step_costs``)."""
     rows = [
         {
             "name": d.name,
             "compute_capability": d.compute_capability,
             "source": d.source,
-            "gemm": _gemm_source(d),
         }
         for d in COST_DEVICES.values()
     ]
@@ -249,7 +225,6 @@ def device_list() -> list[dict[str, str]]:
             "name": name,
             "compute_capability": spec.compute_capability,
             "source": f"{spec.description}: {spec.source}",
-            "gemm": _gemm_source(cost_device_from_spec(spec)),
         }
         for name, spec in xla_specs().items()
     ]

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..hlo.element_types import element_bytes
 from .devices import CostDevice
-from .gpu_specs import resolve_device
-from .matmul_table import duration_ns, estimate_spec, gemm_spec, has_table
+from .gpu_specs import device_list, resolve_device
+from .matmul_table import duration_ns, estimate_spec, gemm_spec, has_table, table_source
 
 if TYPE_CHECKING:
     from ..hlo.ir import HloModule, Instruction
 
-__all__ = ["gemm_time_ns", "tensor_core_peak"]
+__all__ = ["device_rows", "gemm_source", "gemm_time_ns", "matrix_unit", "tensor_core_peak"]
 
 
 @cache
@@ -114,3 +114,28 @@ def gemm_time_ns(
         f"{flops} flops at the dense {spec.lhs_type} peak {peak[0] / 1e12:g} TFLOP/s ({peak[1]})"
     )
     return duration_ns(flops / peak[0]), how
+
+
+def gemm_source(device: CostDevice) -> str:
+    """How ``hloidx cost`` times a GEMM on ``device``, and where its figures come from."""
+    if has_table(device.compute_capability):
+        source = table_source()
+        return (
+            f"XLA's measured GEMM table ({device.compute_capability}; {source['path']} at "
+            f"{source['commit'][:8]})"
+        )
+    peaks = {t: tensor_core_peak(device.name, t) for t in ("bf16", "f16", "f32", "s8")}
+    found = {t: p for t, p in peaks.items() if p is not None}
+    if not found:
+        return "FPU roofline (no matrix-unit peaks in the data)"
+    figures = ", ".join(f"{t} {p[0] / 1e12:g}" for t, p in found.items())
+    where = next(iter(found.values()))[1]
+    return (
+        f"{matrix_unit(device.name)} roofline at dense peaks in TFLOP/s ({figures}; {where}); "
+        "other dtypes: FPU roofline"
+    )
+
+
+def device_rows() -> list[dict[str, str]]:
+    """``gpu_specs.device_list`` with ``gemm``: how each device's GEMMs are timed."""
+    return [{**row, "gemm": gemm_source(resolve_device(row["name"]))} for row in device_list()]
