@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,57 @@ def test_a_group_without_variables_is_one_point():
 
     assert point_loops.small_feasible_count([(const(0), Interval(0, 3))], [], {}) == 1
     assert point_loops.small_feasible_count([(const(5), Interval(0, 3))], [], {}) == 0
+
+
+# ---------------------------------------------------------------------------
+# Small exhaustive equivalence checks: Python loops against the NumPy comparison
+# ---------------------------------------------------------------------------
+
+
+def _verdict_both_ways(original, other):
+    from hloidx.maps.equivalence import verify
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(point_loops, "_SMALL", 1 << 14)  # NumPy is loaded in this process
+        clear_caches()
+        python = verify(original, other, timeout_s=60)
+        _numpy_only(patch)
+        clear_caches()
+        vectorised = verify(original, other, timeout_s=60)
+    clear_caches()
+    return python, vectorised
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    indexing_maps(max_dims=3, max_ranges=2, max_rts=0, max_size=2000, min_dims=1),
+    st.sampled_from(["same", "simplified", "shifted", "narrowed", "constrained"]),
+)
+def test_small_equivalence_checks_give_numpys_verdict(m, change):
+    """Equal and unequal pairs alike: the same verdict, the same points counted, the same
+    counterexample (the first differing point in the same order)."""
+    from hloidx.maps.expr import add, const
+    from hloidx.maps.indexing_map import Variable
+    from hloidx.maps.interval import Interval
+    from hloidx.maps.map_simplify import simplify
+
+    if change == "same":
+        other = m
+    elif change == "simplified":
+        other = simplify(m)
+    elif change == "shifted":
+        if m.num_results == 0:
+            return
+        other = m.with_results([add(m.results[0], const(1)), *m.results[1:]])
+    elif change == "narrowed":
+        bounds = m.dim_vars[0].bounds
+        if bounds.upper <= bounds.lower:
+            return
+        narrowed = Variable(Interval(bounds.lower, bounds.upper - 1))
+        other = replace(m, dim_vars=(narrowed, *m.dim_vars[1:]))
+    else:
+        if m.num_results == 0:
+            return
+        other = m.with_constraints([*m.constraints, (m.results[0], Interval(0, 3))])
+    python, vectorised = _verdict_both_ways(m, other)
+    assert python == vectorised

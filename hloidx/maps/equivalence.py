@@ -70,6 +70,7 @@ from .expr import (
     variables,
 )
 from .indexing_map import IndexingMap
+from .point_loops import is_small, small_comparison
 from .polynomial import _domain_is_provably_empty, _tightened_box, _Unprovable, to_sympy
 from .prover import Verdict, _prove, _prove_with_sympy
 
@@ -330,6 +331,24 @@ class _Checker:
     def pointwise_exhaustive(
         self, a: IndexingMap, b: IndexingMap, vars_: list[Var], hull: dict[Var, tuple[int, int]]
     ) -> Verdict:
+        size = math.prod(hi - lo + 1 for lo, hi in hull.values()) if hull else 1
+        if is_small(size):
+            # a small box in Python loops: the same verdict without importing NumPy
+            compared = small_comparison(
+                a.bounds(),
+                list(a.constraints),
+                list(a.results),
+                b.bounds(),
+                list(b.constraints),
+                list(b.results),
+                vars_,
+                hull,
+            )
+            if compared is not None:
+                used, differs = compared
+                if differs is not None:
+                    return self.refute_at_point(a, b, differs)
+                return Verdict("exhaustive", points=used)
         feasible = 0
         for columns in _box_chunks(hull, vars_):
             self.check_time()

@@ -126,4 +126,70 @@ def _python_text(node: Expr, names: dict[Var, str]) -> str:
     return f"max({a}, {b})"
 
 
-__all__ = ["is_small", "small_feasible_count", "small_group_keys"]
+def small_comparison(
+    a_bounds: dict[Var, Interval],
+    a_constraints: list,
+    a_results: list[Expr],
+    b_bounds: dict[Var, Interval],
+    b_constraints: list,
+    b_results: list[Expr],
+    order: list[Var],
+    box: dict[Var, tuple[int, int]],
+) -> tuple[int, dict[Var, int] | None] | None:
+    """Two maps over the same variables compared at every point of ``box`` in Python loops,
+    as :mod:`.equivalence`'s NumPy comparison does: ``(points either map holds, the first
+    point where they differ or None)``. A point is in a map when it is inside the map's bounds
+    and meets its constraints; the maps differ where one holds it and the other does not, or
+    both do with other results. None sends the comparison back to NumPy (a zero divisor,
+    whose "undefined" NumPy decides; a variable outside ``order``; an expression too deep)."""
+    if any(box[v][0] > box[v][1] for v in order):
+        return 0, None
+    exprs = [e for e, _ in a_constraints] + a_results + [e for e, _ in b_constraints] + b_results
+    if any(e.depth > _COMPILE_DEPTH for e in exprs):
+        return None
+    names = {v: f"v{i}" for i, v in enumerate(order)}
+    try:
+        held_a = _held_text(a_bounds, a_constraints, names)
+        held_b = _held_text(b_bounds, b_constraints, names)
+        results_a = "(" + "".join(_python_text(e, names) + ", " for e in a_results) + ")"
+        results_b = "(" + "".join(_python_text(e, names) + ", " for e in b_results) + ")"
+    except KeyError:  # a variable outside the loops
+        return None
+    point = "(" + "".join(f"{names[v]}, " for v in order) + ")"
+    lines = ["def run():", " used = 0"]
+    pad = " "
+    if not order:
+        lines.append(" for _ in (0,):")
+        pad += " "
+    for v in order:
+        lo, hi = box[v]
+        lines.append(f"{pad}for {names[v]} in range({lo}, {hi + 1}):")
+        pad += " "
+    lines += [
+        f"{pad}in_a = {held_a}",
+        f"{pad}in_b = {held_b}",
+        f"{pad}if not (in_a or in_b): continue",
+        f"{pad}used += 1",
+        f"{pad}if in_a != in_b or (in_a and {results_a} != {results_b}):",
+        f"{pad} return used, {point}",
+        " return used, None",
+    ]
+    scope: dict[str, Any] = {"min": min, "max": max}
+    exec("\n".join(lines), scope)  # our own expression text, never the user's
+    try:
+        used, differs = scope["run"]()
+    except ZeroDivisionError:
+        return None
+    if differs is None:
+        return used, None
+    return used, dict(zip(order, differs, strict=True))
+
+
+def _held_text(bounds: dict[Var, Interval], constraints: list, names: dict[Var, str]) -> str:
+    """A Python condition: the point is inside ``bounds`` and meets ``constraints``."""
+    parts = [f"{b.lower} <= {names[v]} <= {b.upper}" for v, b in bounds.items() if v in names]
+    parts += [f"{iv.lower} <= {_python_text(e, names)} <= {iv.upper}" for e, iv in constraints]
+    return " and ".join(f"({p})" for p in parts) if parts else "True"
+
+
+__all__ = ["is_small", "small_comparison", "small_feasible_count", "small_group_keys"]
