@@ -109,8 +109,10 @@ def register_custom_call(target: str, as_plain_op: Any) -> None:
     """Give custom-calls to ``target`` the maps of an ordinary op: ``as_plain_op(instruction)``
     returns the plain instruction it stands for (same operands, e.g. a ``dot`` with its
     dimension numbers in ``attributes``). See ``hloidx.hlo.rules.custom_calls``."""
+    from .hlo.rules import load_custom_call_families
     from .hlo.rules.custom_calls import register_custom_call as _register
 
+    load_custom_call_families()  # the built-in targets first, so that this one wins
     _register(target, as_plain_op)
 
 

@@ -22,6 +22,7 @@ ATTRIBUTE is the grammar's own pattern).
 from __future__ import annotations
 
 import re
+from functools import cache
 from sys import intern
 from typing import Any
 
@@ -129,7 +130,6 @@ _PAREN_LITERAL = r"\(\s*[^\s()\[\]](?:[^()\[\]]|\([^()\[\]]*\))*\)"
 _LITERAL = re.compile(
     r"[ \t]*(?:" + _BLOB + "|" + _NUMBER + "|" + _NAME + "|" + _PAREN_LITERAL + r")[ \t]*\)"
 )
-_ATTRIBUTES = re.compile("(?:" + ATTRIBUTE + ")+")
 _ONE_ATTRIBUTE = re.compile(ATTRIBUTE)
 # What may end a line after its last token: blanks and a `//` comment (the grammar ignores both).
 _LINE_END = re.compile(r"[ \t\r]*(?://[^\n]*)?")
@@ -142,7 +142,15 @@ _HEADER_LINE = re.compile(r"[ \t]*HloModule[ \t]+(" + _NAME + ")")
 _TABLE_NAME = re.compile(
     r"[ \t]*(?:FileNames|FunctionNames|FileLocations|StackFrames)[ \t\r]*(?://[^\n]*)?"
 )
-_TABLE_ENTRY = re.compile(r"[ \t]*\d+[ \t]*(?:" + _STRING + "|" + _BLOB + r")[ \t\r]*(?://[^\n]*)?")
+_TABLE_ENTRY = r"[ \t]*\d+[ \t]*(?:" + _STRING + "|" + _BLOB + r")[ \t\r]*(?://[^\n]*)?"
+
+
+@cache
+def _table_entry() -> re.Pattern[str]:
+    """A debug table's entry line, compiled on first use: most files have no tables."""
+    return re.compile(_TABLE_ENTRY)
+
+
 _COMPUTATION = re.compile(r"[ \t]*(?:(ENTRY)[ \t]+)?(" + _NAME + r")[ \t]*")
 _SIGNATURE_OPEN = re.compile(r"\([ \t]*")
 _PARAMETER = re.compile(r"(?:[ \t]|/\*index=\d+\*/)*(" + _NAME + r")[ \t]*:[ \t]*")
@@ -241,6 +249,7 @@ class _LineParser:
         return _Header(name[1:] if name.startswith("%") else name, attributes)
 
     def _debug_tables(self) -> None:
+        """XLA's debug tables (`FileNames`, `FunctionNames`, ...), skipped."""
         text = self.text
         while (line := self._next_nonblank()) is not None:
             begin, end = line
@@ -248,7 +257,7 @@ class _LineParser:
                 return
             self.at += 1
             while (line := self._next_nonblank()) is not None:
-                if _TABLE_ENTRY.fullmatch(text, line[0], line[1]) is None:
+                if _table_entry().fullmatch(text, line[0], line[1]) is None:
                     break
                 self.at += 1
 
@@ -276,9 +285,10 @@ class _LineParser:
             if close is not None:
                 # `}` alone, or followed by computation attributes (accepted, not kept)
                 after = close.end()
-                attributes = _ATTRIBUTES.match(text, after, line_end)
-                if attributes is not None:
-                    after = attributes.end()
+                # one attribute after another: what `(?:ATTRIBUTE)+` would match, without
+                # compiling a second copy of the long pattern at start-up
+                while (attribute := _ONE_ATTRIBUTE.match(text, after, line_end)) is not None:
+                    after = attribute.end()
                 if _LINE_END.fullmatch(text, after, line_end) is None:
                     raise Declined
                 self.at += 1

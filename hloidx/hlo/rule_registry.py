@@ -82,7 +82,29 @@ def input_to_output_rule(*opcodes: str) -> Callable[[Rule], Rule]:
     return register
 
 
+#: opcode -> what imports the family that registers its rules, on first use (the rules
+#: package puts its custom-call families here: see ``rules.__init__``)
+_LAZY_FAMILIES: dict[str, Callable[[], None]] = {}
+
+
+def register_lazy_family(load: Callable[[], None], *opcodes: str) -> None:
+    """``load()`` registers the rules of ``opcodes``; call it when one is first looked up."""
+    for opcode in opcodes:
+        _LAZY_FAMILIES[opcode] = load
+
+
+def _load_lazy(opcode: str | None = None) -> None:
+    loads = [_LAZY_FAMILIES.pop(opcode)] if opcode in _LAZY_FAMILIES else []
+    if opcode is None:
+        loads = list(dict.fromkeys(_LAZY_FAMILIES.values()))
+        _LAZY_FAMILIES.clear()
+    for load in loads:
+        load()
+
+
 def _rule(table: dict[str, Rule], opcode: str) -> Rule | None:
+    if _LAZY_FAMILIES:
+        _load_lazy(opcode)
     rule = table.get(opcode)
     if rule is None:
         sugar = async_sugar(opcode)  # reduce-scatter-start: the rule of async-start
@@ -120,4 +142,5 @@ def input_to_output(instr: Instruction) -> IndexingTable:
 
 
 def supported_opcodes() -> tuple[list[str], list[str]]:
+    _load_lazy()
     return sorted(_OUTPUT_TO_INPUT), sorted(_INPUT_TO_OUTPUT)
