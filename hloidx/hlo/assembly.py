@@ -413,9 +413,14 @@ def _drop(computation: Computation, broken: set[Instruction]) -> set[Instruction
     return broken
 
 
+_CALL_ATTRIBUTE_SET = frozenset(CALL_ATTRIBUTES)
+
+
 def _called_names(instruction: Instruction):
     """``(attribute, the computation names it lists)`` for each call attribute of
     ``instruction``; the names are the :class:`HloidxError` when the value does not parse."""
+    if instruction.attributes.keys().isdisjoint(_CALL_ATTRIBUTE_SET):
+        return  # most instructions call nothing: one set test instead of ten look-ups
     from .attributes import parse_name_list
 
     for key in CALL_ATTRIBUTES:

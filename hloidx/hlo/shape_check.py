@@ -82,7 +82,7 @@ def check_module(module: HloModule) -> list[tuple[Instruction, HloSemanticError]
     for computation in module.computations.values():
         broken: set[int] = set()
         for instr in computation.instructions:
-            if any(id(o) in broken for o in instr.operands):
+            if broken and any(id(o) in broken for o in instr.operands):
                 broken.add(id(instr))
                 continue
             error = check_instruction(instr)
