@@ -84,20 +84,44 @@ def _structural_key(instr: Instruction) -> tuple[Any, ...]:
     # shapes print equally, so keying on the objects never merges what the text would split.
     # A custom-call's backend_config says what it computes (a gemm's dimension numbers, an
     # attention's mask): it is part of the key there.
+    # A called computation (a reduce's `to_apply=%region_17`) is keyed by its structure, not its
+    # name, as :func:`structure_key` keys the calls inside a body: a module names a fresh region
+    # for each of its thousands of reduces and all-reduces, all alike. A rule that reads the
+    # computation (a sort's comparator, an async start's wrapped op) reads only what the
+    # structure holds (opcodes, operand positions, parameter numbers as literals). A
+    # collective's channel_id pairs it with its peers and changes no index: no rule reads it
+    # (`hloidx summary` groups without it too).
     custom = instr.opcode == "custom-call"
+    attributes = instr.attributes
+    called = _called_or_none(instr) if any(k in attributes for k in CALL_ATTRIBUTES) else None
     return (
         instr.opcode,
         instr.shape,
         tuple(o.shape for o in instr.operands),
         tuple(
             sorted(
-                (k, v)
-                for k, v in instr.attributes.items()
-                if k not in INDEXING_IRRELEVANT_ATTRIBUTES or (custom and k == "backend_config")
+                (k, _called_structure(called, k) if called is not None and k in called else v)
+                for k, v in attributes.items()
+                if (k not in INDEXING_IRRELEVANT_ATTRIBUTES and k != "channel_id")
+                or (custom and k == "backend_config")
             )
         ),
         tuple(o.literal if o.opcode == "constant" else o.opcode == "iota" for o in instr.operands),
     )
+
+
+def _called_or_none(instr: Instruction) -> dict[str, list[Computation]] | None:
+    """The computations ``instr`` calls; None when a call attribute does not parse (then the
+    key keeps the attribute's text, and the rule reports the error)."""
+    try:
+        return instr.called_computations
+    except Exception:
+        return None
+
+
+def _called_structure(called: dict[str, list[Computation]], attribute: str) -> tuple[Any, ...]:
+    """The structures a call attribute names, in order, marked apart from any attribute text."""
+    return ("called", tuple(structure_key(c) for c in called[attribute]))
 
 
 def rebind(table: IndexingTable, first: Instruction, instr: Instruction) -> IndexingTable:
