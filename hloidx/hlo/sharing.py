@@ -36,7 +36,7 @@ def structure_key(comp: Computation) -> tuple[Any, ...]:
                 (key, tuple(structure_key(c) for c in comps))
                 for key, comps in instr.called_computations.items()
             )
-            if any(k in instr.attributes for k in CALL_ATTRIBUTES)
+            if not _CALLS.isdisjoint(instr.attributes)
             else ()
         )
         rows.append(
@@ -93,7 +93,8 @@ def _structural_key(instr: Instruction) -> tuple[Any, ...]:
     # (`hloidx summary` groups without it too).
     custom = instr.opcode == "custom-call"
     attributes = instr.attributes
-    called = _called_or_none(instr) if any(k in attributes for k in CALL_ATTRIBUTES) else None
+    called = None if _CALLS.isdisjoint(attributes) else _called_or_none(instr)
+    unkeyed = _UNKEYED_CUSTOM if custom else _UNKEYED
     return (
         instr.opcode,
         instr.shape,
@@ -102,12 +103,17 @@ def _structural_key(instr: Instruction) -> tuple[Any, ...]:
             sorted(
                 (k, _called_structure(called, k) if called is not None and k in called else v)
                 for k, v in attributes.items()
-                if (k not in INDEXING_IRRELEVANT_ATTRIBUTES and k != "channel_id")
-                or (custom and k == "backend_config")
+                if k not in unkeyed
             )
         ),
         tuple(o.literal if o.opcode == "constant" else o.opcode == "iota" for o in instr.operands),
     )
+
+
+#: attributes left out of an op's structural key (a custom-call keeps its backend_config)
+_UNKEYED = INDEXING_IRRELEVANT_ATTRIBUTES | {"channel_id"}
+_UNKEYED_CUSTOM = _UNKEYED - {"backend_config"}
+_CALLS = frozenset(CALL_ATTRIBUTES)
 
 
 def _called_or_none(instr: Instruction) -> dict[str, list[Computation]] | None:
