@@ -207,3 +207,49 @@ ENTRY e {
     by_name = {i.name: i for i in analyze(parse_hlo(text)).instructions}
     assert by_name["f1"].operands[0].runtime_vars[0][1] == "i"
     assert by_name["f2"].operands[0].runtime_vars[0][1] == "j"
+
+
+_COLLECTIVES = """HloModule m
+add_a (x: f32[], y: f32[]) -> f32[] {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+add_b (u: f32[], v: f32[]) -> f32[] {
+  u = f32[] parameter(0)
+  v = f32[] parameter(1)
+  ROOT t = f32[] add(u, v)
+}
+max_c (m: f32[], n: f32[]) -> f32[] {
+  m = f32[] parameter(0)
+  n = f32[] parameter(1)
+  ROOT w = f32[] maximum(m, n)
+}
+ENTRY e {
+  a = f32[8,4]{1,0} parameter(0)
+  z = f32[] constant(0)
+  r1 = f32[4]{0} reduce(a, z), dimensions={0}, to_apply=add_a
+  r2 = f32[4]{0} reduce(a, z), dimensions={0}, to_apply=add_b
+  r3 = f32[4]{0} reduce(a, z), dimensions={0}, to_apply=max_c
+  g1 = f32[8,32]{1,0} all-gather(a), channel_id=1, replica_groups=[1,8]<=[8], dimensions={1}
+  g2 = f32[8,32]{1,0} all-gather(a), channel_id=2, replica_groups=[1,8]<=[8], dimensions={1}
+  ROOT t = (f32[4]{0}, f32[4]{0}, f32[4]{0}, f32[8,32]{1,0}, f32[8,32]{1,0}) tuple(r1, r2, r3, g1, g2)
+}
+"""
+
+
+def test_called_regions_by_structure_and_channels_aside() -> None:
+    """XLA names a fresh region for each reduce and a channel for each collective: structurally
+    equal regions share a key and an analysis, whatever their names; a region that computes
+    something else does not share the key; a collective's channel_id is no part of it; an op's
+    rule notes (the all-gather's replica position) do not stop sharing."""
+    module = parse_hlo(_COLLECTIVES)
+    key = {n: analysis_key(module.instruction(n)) for n in ("r1", "r2", "r3", "g1", "g2")}
+    assert key["r1"] == key["r2"] != key["r3"]
+    assert key["g1"] == key["g2"]
+    by_name = {i.name: i for i in analyze(module).instructions}
+    assert by_name["r2"].operands[0].shared_from is by_name["r1"].operands[0]
+    assert by_name["g1"].operands[0].notes  # the rule's note, shared with the op's table
+    assert by_name["g2"].operands[0].shared_from is by_name["g1"].operands[0]
+    shared = json.dumps(module_to_json(analyze(module)))
+    assert shared == json.dumps(module_to_json(analyze(module, share=False)))

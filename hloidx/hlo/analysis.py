@@ -236,12 +236,22 @@ def analysis_key(instr: Instruction) -> tuple[Any, ...] | None:
 
 def _shareable(result: InstructionAnalysis) -> bool:
     """Whether every instruction with the same key gets this very analysis: nothing in it names
-    an instruction. Runtime variables name their producers; notes are mostly errors, whose
-    messages name the instruction or one inside a fused body (`through add.3: ...`). So only
-    analyses without either are shared; the others are analysed anew, each under its names."""
+    an instruction. Runtime variables name their producers; the instruction's notes are errors,
+    whose messages name it; a fusion's or call's operand notes name instructions of its body
+    (`through add.3: ...`). So only analyses without these are shared; the others are analysed
+    anew, each under its names.
+
+    An op's operand notes are another matter: without an instruction note (an op without a rule
+    notes that on the instruction too), they are its rule cells' notes ("out-of-bounds scatter
+    updates are skipped ..."), which :func:`.sharing.op_table` already serves to every op of the
+    same structural key, the key its analysis is shared by."""
     if result.notes:
         return False
-    return not any(operand.runtime_vars or operand.notes for operand in result.operands)
+    composed = result.opcode in ("fusion", "call", "conditional", "while")
+    for operand in result.operands:
+        if operand.runtime_vars or (composed and operand.notes):
+            return False
+    return True
 
 
 def _reuse(shared: InstructionAnalysis, instr: Instruction) -> InstructionAnalysis:

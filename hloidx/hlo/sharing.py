@@ -36,7 +36,7 @@ def structure_key(comp: Computation) -> tuple[Any, ...]:
                 (key, tuple(structure_key(c) for c in comps))
                 for key, comps in instr.called_computations.items()
             )
-            if any(k in instr.attributes for k in CALL_ATTRIBUTES)
+            if not _CALLS.isdisjoint(instr.attributes)
             else ()
         )
         rows.append(
@@ -84,20 +84,50 @@ def _structural_key(instr: Instruction) -> tuple[Any, ...]:
     # shapes print equally, so keying on the objects never merges what the text would split.
     # A custom-call's backend_config says what it computes (a gemm's dimension numbers, an
     # attention's mask): it is part of the key there.
+    # A called computation (a reduce's `to_apply=%region_17`) is keyed by its structure, not its
+    # name, as :func:`structure_key` keys the calls inside a body: a module names a fresh region
+    # for each of its thousands of reduces and all-reduces, all alike. A rule that reads the
+    # computation (a sort's comparator, an async start's wrapped op) reads only what the
+    # structure holds (opcodes, operand positions, parameter numbers as literals). A
+    # collective's channel_id pairs it with its peers and changes no index: no rule reads it
+    # (`hloidx summary` groups without it too).
     custom = instr.opcode == "custom-call"
+    attributes = instr.attributes
+    called = None if _CALLS.isdisjoint(attributes) else _called_or_none(instr)
+    unkeyed = _UNKEYED_CUSTOM if custom else _UNKEYED
     return (
         instr.opcode,
         instr.shape,
         tuple(o.shape for o in instr.operands),
         tuple(
             sorted(
-                (k, v)
-                for k, v in instr.attributes.items()
-                if k not in INDEXING_IRRELEVANT_ATTRIBUTES or (custom and k == "backend_config")
+                (k, _called_structure(called, k) if called is not None and k in called else v)
+                for k, v in attributes.items()
+                if k not in unkeyed
             )
         ),
         tuple(o.literal if o.opcode == "constant" else o.opcode == "iota" for o in instr.operands),
     )
+
+
+#: attributes left out of an op's structural key (a custom-call keeps its backend_config)
+_UNKEYED = INDEXING_IRRELEVANT_ATTRIBUTES | {"channel_id"}
+_UNKEYED_CUSTOM = _UNKEYED - {"backend_config"}
+_CALLS = frozenset(CALL_ATTRIBUTES)
+
+
+def _called_or_none(instr: Instruction) -> dict[str, list[Computation]] | None:
+    """The computations ``instr`` calls; None when a call attribute does not parse (then the
+    key keeps the attribute's text, and the rule reports the error)."""
+    try:
+        return instr.called_computations
+    except Exception:
+        return None
+
+
+def _called_structure(called: dict[str, list[Computation]], attribute: str) -> tuple[Any, ...]:
+    """The structures a call attribute names, in order, marked apart from any attribute text."""
+    return ("called", tuple(structure_key(c) for c in called[attribute]))
 
 
 def rebind(table: IndexingTable, first: Instruction, instr: Instruction) -> IndexingTable:
