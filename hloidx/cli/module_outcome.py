@@ -106,10 +106,12 @@ def _analyse_text(
     from ..hlo.report import error_to_json, module_to_json
     from ..hlo.selection import SelectionError, select_instructions
     from ..stablehlo import parse_module_lenient
+    from .collector import keep_parsed
 
     started = time.perf_counter()
     outcome = Outcome(where)
     module, errors = parse_module_lenient(text, where, options.language)
+    keep_parsed()
     outcome.error_lines = [e.render() for e in errors]
     if module is None:
         outcome.exit_code = EXIT_BAD_INPUT

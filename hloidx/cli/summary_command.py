@@ -88,11 +88,12 @@ def summary(
     """
     from ..hlo.analysis import analyze
     from ..hlo.summary import summarize
-    from .collector import relaxed_collector
+    from .collector import keep_parsed, relaxed_collector
     from .options import EXIT_BAD_INPUT, load_module, progress
 
     with relaxed_collector():
         module, _, errors = load_module(file, language)
+        keep_parsed()
         update, stop = progress(fmt == "text" and sys.stderr.isatty(), "analysing")
         try:
             analysis = analyze(module, verify=not no_verify, progress=update)
