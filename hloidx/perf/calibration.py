@@ -233,6 +233,10 @@ def apply_data_range(kernel: Kernel, cost: KernelCost, device: CostDevice) -> No
         f"{scatter.name} has no unique_indices: its {slices} update rows may collide; from no "
         f"collision (the estimate) to every update on one row (+ {how})"
     )
+    cost.notes.append(
+        f"time depends on the data: {low / 1e3:.2f} .. {(low + extra) / 1e3:.2f} us "
+        "(exec_time_range_ns; the estimate assumes no collision)"
+    )
 
 
 def calibrate_kernel(kernel: Kernel, cost: KernelCost, device: CostDevice) -> None:
