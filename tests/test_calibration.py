@@ -194,3 +194,28 @@ def test_a_scatter_with_unique_indices_and_the_xla_model_get_no_range():
     assert "exec_time_range_ns" not in unique.kernels[0].as_json(1.0)
     xla = estimate_module(_SCATTER.replace("UNIQUE", "false"), "a100", "xla")
     assert xla.kernels[0].exec_time_range_ns is None
+
+
+@pytest.mark.parametrize(
+    ("description", "link_gb_per_s", "bf16_tflops"),
+    [
+        ("NVIDIA A100-SXM4-40GB", 300.0, 312.0),  # nsys-jax's device_description_str
+        ("NVIDIA H100 80GB HBM3", 450.0, 989.4),
+        ("NVIDIA A100 80GB PCIe", 32.0, 312.0),
+        ("AMD Instinct MI300X", 448.0, 1307.4),
+    ],
+)
+def test_a_device_named_as_a_profile_names_it_finds_its_figures(
+    description, link_gb_per_s, bf16_tflops
+):
+    from hloidx.perf.calibration import interconnect
+    from hloidx.perf.step_costs import tensor_core_peak
+
+    base = cost_device("a100")
+    device = CostDevice(
+        description, "a profile", "sm_80", base.core_count, base.fpus_per_core,
+        base.clock_rate_ghz, base.memory_bandwidth, base.l2_cache_size,
+    )  # fmt: skip
+    bandwidth, _, own = interconnect(device)
+    assert (bandwidth, own) == (link_gb_per_s * 1e9, True)
+    assert tensor_core_peak(description, "bf16")[0] == bf16_tflops * 1e12

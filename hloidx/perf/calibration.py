@@ -104,11 +104,32 @@ def collective_efficiency() -> Figure:
     return _global("collective_bandwidth_efficiency")
 
 
+def _normal(text: str) -> str:
+    return " ".join(text.lower().replace("-", " ").replace("_", " ").split())
+
+
+def device_entry(data: dict[str, Any], name: str) -> Any:
+    """The entry of ``data["devices"]`` for a device: by its name, an alias (XLA's spec-file
+    names), or the first of ``data["patterns"]`` (longest first) found in its description
+    (``NVIDIA A100-SXM4-40GB``, as a profile names it); None when nothing matches."""
+    devices = data["devices"]
+    key = data.get("aliases", {}).get(name, name)
+    if key in devices:
+        return devices[key]
+    text = _normal(name)
+    found = [
+        (len(p), k)
+        for k, patterns in data.get("patterns", {}).items()
+        for p in patterns
+        if _normal(p) in text
+    ]
+    return devices[max(found)[1]] if found else None
+
+
 def interconnect(device: CostDevice) -> tuple[float, str, bool]:
     """``(bytes per second per direction, the link and its source, own)`` of ``device``."""
     data = _read("interconnects.json")
-    key = data["aliases"].get(device.name, device.name)
-    entry = data["devices"].get(key)
+    entry = device_entry(data, device.name)
     own = entry is not None
     if entry is None:
         entry = data["devices"]["default"]
