@@ -219,3 +219,46 @@ def test_a_device_named_as_a_profile_names_it_finds_its_figures(
     bandwidth, _, own = interconnect(device)
     assert (bandwidth, own) == (link_gb_per_s * 1e9, True)
     assert tensor_core_peak(description, "bf16")[0] == bf16_tflops * 1e12
+
+
+def test_a_kernel_beside_an_in_flight_collective_is_slowed_by_the_measured_factor():
+    contention = 1.699
+    text = (ROOT / "samples" / "step" / "allgather_overlap.hlo").read_text()
+    report = estimate_module(text, "a100", "hloidx")
+    rows = {k.name: k for k in report.kernels}
+    # gemm0 (bf16 [4096,512] x [512,512], as above) runs wholly while the all-gather is in
+    # flight (1 us .. 1 + 23.4 + 1.9 us); gemm1 runs after its done
+    compute = 2 * 4096 * 512 * 512 / (GEMM_EFFICIENCY * 312e12) * 1e9
+    memory = (4096 * 512 * 2 + 512 * 512 * 2 + 4096 * 512 * 2) / 2.039e12 * 1e9
+    gemm0 = max(compute, memory) + 0.05 * min(compute, memory) + FLOOR
+    assert rows["gemm0"].exec_time_ns == pytest.approx(gemm0 * contention, abs=0.5)
+    assert any(n.startswith("100% of it runs while a collective") for n in rows["gemm0"].notes)
+    assert not any("collective is in flight" in n for n in rows["gemm1"].notes)
+    # the step is timed with the slowed kernel: ag-start 1 us + the gather; gemm0 beside it
+    # is shorter than the gather, so the step is start + gather + done + gemm1 + gaps
+    gather = report.collective_rows()[0].exec_time_ns
+    assert rows["gemm0"].exec_time_ns + GAP < gather
+    step = 1000 + gather + 1000 + rows["gemm1"].exec_time_ns + GAP
+    assert report.step.time_ns == pytest.approx(step, abs=1.0)
+
+
+def test_only_the_part_of_a_kernel_beside_a_collective_is_slowed():
+    from hloidx.perf.calibration import apply_contention
+    from hloidx.perf.costs import KernelCost
+    from hloidx.perf.step import Slice
+
+    def kernel(name: str) -> KernelCost:
+        return KernelCost(name, "fusion", "kLoop", "loop", 1, 128, 0, 0, 0, 0.0, 0.0, 0.0, 100.0)
+
+    costs = [kernel("a"), kernel("b"), kernel("c")]
+    slices = [
+        Slice("ar", "communication", 50.0, 250.0, "collective"),
+        Slice("a", "compute", 0.0, 100.0, "kernel"),  # half beside it
+        Slice("b", "compute", 100.0, 200.0, "kernel"),  # wholly
+        Slice("c", "compute", 300.0, 400.0, "kernel"),  # after it
+    ]
+    assert apply_contention(costs, slices)
+    a, b, c = (k.exec_time_ns for k in costs)
+    assert a == pytest.approx(50 + 50 * 1.699)
+    assert b == pytest.approx(100 * 1.699)
+    assert c == 100.0

@@ -13,6 +13,9 @@ reads none of them.
   the dense matrix-unit peak (the median achieved share of the measured compute-bound GEMMs).
 - **Collectives on one host**: ``latency + bytes on the wire / (efficiency x link bandwidth)``,
   the bytes a ring sends per GPU ((n-1)/n of the data, twice for an all-reduce).
+- **Contention**: the part of a kernel that runs while a collective is in flight in the step's
+  timeline runs slower by a measured factor (NCCL's kernels take SMs and memory bandwidth);
+  the step is then timed again with those kernels.
 - **Data-dependent kernels**: a scatter without ``unique_indices`` gets a range from no
   collision (its estimate) to every update on one row (each element's updates serialized, one
   L2 round trip each).
@@ -265,3 +268,66 @@ def calibrate_kernel(kernel: Kernel, cost: KernelCost, device: CostDevice) -> No
     range of a data-dependent kernel."""
     apply_floor(cost, device)
     apply_data_range(kernel, cost, device)
+
+
+# -- contention with collectives -------------------------------------------------------------
+
+
+def contention_factor() -> Figure:
+    """How much longer a kernel takes while a collective is in flight beside it."""
+    return _global("collective_contention_factor")
+
+
+def _merged(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def contended_kernels(slices: list[Any]) -> dict[str, float]:
+    """The kernels of a step's timeline that run while a collective is in flight, with the
+    share of their time that does (a compute slice of kind ``kernel`` against the union of
+    the communication slices)."""
+    spans = _merged([(s.start_ns, s.end_ns) for s in slices if s.lane == "communication"])
+    out: dict[str, float] = {}
+    if not spans:
+        return out
+    for s in slices:
+        length = s.end_ns - s.start_ns
+        if s.lane != "compute" or s.kind != "kernel" or length <= 0:
+            continue
+        shared = sum(max(0.0, min(b, s.end_ns) - max(a, s.start_ns)) for a, b in spans)
+        if shared > 0:
+            out[s.name] = max(out.get(s.name, 0.0), min(1.0, shared / length))
+    return out
+
+
+def apply_contention(costs: list[KernelCost], slices: list[Any]) -> bool:
+    """The kernels that run beside a collective in the step's timeline, the part that does
+    slowed by the measured contention factor (NCCL's kernels take SMs and memory bandwidth);
+    True when any was."""
+    shares = contended_kernels(slices)
+    if not shares:
+        return False
+    factor = contention_factor()
+    changed = False
+    for cost in costs:
+        share = shares.get(cost.name)
+        if share is None or cost.exec_time_ns is None:
+            continue
+        # the part of the kernel that shares the GPU with the collective runs slower
+        scale = 1.0 + (factor.value - 1.0) * share
+        cost.exec_time_ns *= scale
+        if cost.exec_time_range_ns is not None:
+            low, high = cost.exec_time_range_ns
+            cost.exec_time_range_ns = (low * scale, high * scale)
+        cost.notes.append(
+            f"{share:.0%} of it runs while a collective is in flight: that part x "
+            f"{factor.value:g} ({factor.source})"
+        )
+        changed = True
+    return changed
