@@ -169,7 +169,7 @@ def _estimate_key(kernel: Kernel) -> Any:
     """Equal keys, equal estimates: the computation, the fusion kind and its configuration."""
     if kernel.kind == "op" and kernel.fusion is None:
         return _op_key(kernel.instruction)
-    if kernel.kind == "library" or kernel.fusion is None:
+    if kernel.kind == "library" or kernel.fusion is None or kernel.note:
         return None
     found = _fingerprint(kernel)
     if found is None:
@@ -265,6 +265,8 @@ def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -
     cost.launches = kernel.repeats
     if kernel.kind == "op":
         cost.kind = "unfused op"
+    if kernel.note:
+        cost.notes.append(kernel.note)
     cost.fingerprint = fingerprint
     cost.why = explain(cost)
     return cost
