@@ -72,3 +72,12 @@ def custom_fusion_name(instr: Instruction) -> str:
     if not isinstance(fusion, dict):
         return ""
     return str((fusion.get("custom_fusion_config") or {}).get("name", ""))
+
+
+def is_dynamic_slice_fusion(instr: Instruction) -> bool:
+    """XLA:GPU's ``DynamicSliceFusion``: a ``__custom_fusion`` named
+    ``dynamic_address_computation`` (or ``address_computation``)."""
+    return fusion_kind_of(instr) == "__custom_fusion" and custom_fusion_name(instr) in (
+        "dynamic_address_computation",
+        "address_computation",
+    )

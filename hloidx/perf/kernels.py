@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..hlo.ir import Computation, HloModule, Instruction
+from .backend_config import fusion_kind_of, is_dynamic_slice_fusion
 from .in_place import aliased_operands, copy_reason
 from .trip_count import known_trip_count
 
@@ -123,13 +124,21 @@ def _is_triton(fusion: Instruction) -> bool:
     return kind in ("kcustom", "custom") and "__triton" in config and "gemm" not in config
 
 
+#: custom fusions a library runs: XLA:CPU's YNNPACK and oneDNN fusions
+_LIBRARY_FUSION_KINDS = frozenset({"__ynn_fusion", "__onednn_fusion"})
+
+
 def _is_library_fusion(fusion: Instruction) -> bool:
-    """A custom fusion XLA hands to a library or to Triton's GEMM emitter (cuBLAS, cuDNN)."""
+    """A custom fusion XLA hands to a library or to Triton's GEMM emitter (cuBLAS, cuDNN),
+    XLA:CPU's library fusions (YNNPACK, oneDNN), and XLA:GPU's ``DynamicSliceFusion`` (a
+    library call on slices whose addresses are computed at run time)."""
     kind = (fusion.fusion_kind or "").lower()
     config = fusion.attributes.get("backend_config", "")
-    return kind in ("kcustom", "custom") and (
-        "gemm" in config or "cudnn" in config or "cublas" in config
-    )
+    if kind not in ("kcustom", "custom"):
+        return False
+    if fusion_kind_of(fusion) in _LIBRARY_FUSION_KINDS or is_dynamic_slice_fusion(fusion):
+        return True
+    return "gemm" in config or "cudnn" in config or "cublas" in config
 
 
 #: the computations of each module's one-op fusions: ``module``'s and theirs (one table for all
