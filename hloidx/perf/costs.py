@@ -29,6 +29,8 @@ class OperandCost:
     #: what XLA's model says for the same operand when it differs (hloidx model only)
     xla_bytes_read: int | None = None
     xla_coalesced: bool | None = None
+    #: XLA's count ranges over runtime index values (a gather's, a scatter's): not bytes
+    xla_over_runtime_values: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -347,6 +347,7 @@ def _operand(
     out = OperandCost(index, instr.name, total, net, coalesced, time, rate, how, size, counted)
     out.warp_transactions = warp
     out.xla_bytes_read = xla_total
+    out.xla_over_runtime_values = any(not m.is_undefined and m.rt_vars for m in maps)
     out.xla_coalesced = xla_coalesced
     return out
 

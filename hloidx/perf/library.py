@@ -71,9 +71,6 @@ def estimate_library(instr: Instruction, device: CostDevice, model: str = "hloid
     if model == "xla" and kind in ("__ynn_fusion", "__onednn_fusion"):
         return estimate_fusion(instr, device, model)
     cost = _estimate_library(instr, device, model)
-    config = read_backend_config(instr)
-    if not config.readable:
-        cost.notes.append(f"{instr.name}: {config.error}; estimated without it")
     if kind in ("__ynn_fusion", "__onednn_fusion"):
         cost.emitter = f"library ({kind.strip('_')}, XLA:CPU)"
         cost.notes.append("the library runs the fused computation once: each operand read once")

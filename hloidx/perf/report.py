@@ -11,6 +11,7 @@ from ..errors import HloidxError
 from ..hlo.fusion import body_of
 from ..hlo.ir import CALL_ATTRIBUTES, INDEXING_IRRELEVANT_ATTRIBUTES
 from ..hlo.sharing import structure_key
+from .backend_config import read_backend_config
 from .costs import KernelCost
 from .devices import CostDevice
 from .fusion_model import estimate_fusion
@@ -267,6 +268,9 @@ def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -
         cost.kind = "unfused op"
     if kernel.note:
         cost.notes.append(kernel.note)
+    config = read_backend_config(instr)
+    if not config.readable:
+        cost.notes.append(f"{instr.name}: {config.error}; estimated without it")
     cost.fingerprint = fingerprint
     cost.why = explain(cost)
     return cost
