@@ -122,7 +122,7 @@ ENTRY e {
   upd = f32[1024,256] parameter(2)
   ROOT f = f32[%(n)d,256] fusion(table, idx, upd), kind=kInput, calls=fused_scatter
 }
-"""  # noqa: E501
+"""
 
 
 def test_a_scatter_fusion_moves_the_updated_rows_only() -> None:
@@ -175,7 +175,7 @@ ENTRY e {
   idx = s32[512,2] parameter(2)
   ROOT f = f32[512] fusion(logits, lse, idx), kind=kLoop, calls=fused_gather
 }
-"""  # noqa: E501
+"""
 
 
 def test_a_gather_of_a_subtraction_computes_only_its_outputs() -> None:
@@ -216,7 +216,7 @@ ENTRY e {
   x = bf16[1024,4096] parameter(2)
   ROOT f = bf16[1024,4096] fusion(w, i, z, x), kind=kCustom, calls=dynamic-slice-fusion, backend_config={"fusion_backend_config":{"kind":"__custom_fusion","custom_fusion_config":{"name":"dynamic_address_computation"}}}
 }
-"""  # noqa: E501
+"""
 ).replace("CONFIG", GEMM_CONFIG)
 UNFUSED_GEMM = """HloModule g
 ENTRY e {
@@ -252,7 +252,7 @@ ENTRY e {
   b = f32[256,512] parameter(1)
   ROOT f = f32[256,512] fusion(a, b), kind=kCustom, calls=fused_dot, backend_config={"fusion_config":{"kind":"__KIND"},"outer_dimension_partitions":[]}
 }
-"""  # noqa: E501
+"""
 
 
 @pytest.mark.parametrize("kind", ["ynn_fusion", "onednn_fusion"])
@@ -278,7 +278,7 @@ ENTRY e {
   b = bf16[4096,4096] parameter(1)
   ROOT f = bf16[1024,4096] fusion(a, b), kind=kCustom, calls=triton_gemm, backend_config={"fusion_backend_config":{"kind":"__triton_gemm","triton_gemm_config":{"block_m":"128","block_n":"128","block_k":"64","split_k":"1","num_stages":"3","num_warps":"8","num_ctas":"1"END}}}
 }
-"""  # noqa: E501
+"""
 
 
 def test_a_triton_gemm_config_with_a_trailing_comma_is_read_as_xla_reads_it() -> None:
