@@ -413,3 +413,104 @@ def test_in_place_bytes_do_not_depend_on_the_aliased_buffer(rows: int) -> None:
     updates = 1024 * 256 * F32
     assert scatter.bytes_read == 2 * updates + 1024 * S32
     assert scatter.bytes_written == updates
+
+
+SLICE_ROOT = """HloModule s
+
+fused {
+  p = f32[1048576] parameter(0)
+  e = f32[1048576] exponential(p)
+  ROOT s = f32[1024] slice(e), slice={[0:1024]}
+}
+
+ENTRY e {
+  p = f32[1048576] parameter(0)
+  ROOT f = f32[1024] fusion(p), kind=kLoop, calls=fused
+}
+"""
+
+
+def test_a_sliced_root_computes_and_reads_only_the_slice() -> None:
+    """Item 2: 1024 exponentials of the 1024 elements read, not of the whole input."""
+    row = _row(_report(SLICE_ROOT), "f")
+    assert row.flops == 1024 * clock_cycles("sm_90", "exponential", "f32")
+    assert (row.bytes_read, row.bytes_written) == (1024 * F32, 1024 * F32)
+
+
+KV_CACHE = """HloModule kv, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, may-alias) }
+
+fused {
+  k = f32[8,128,64] parameter(0)
+  v = f32[8,128,64] parameter(1)
+  nk = f32[8,1,64] parameter(2)
+  nv = f32[8,1,64] parameter(3)
+  i = s32[] parameter(4)
+  z = s32[] constant(0)
+  dk = f32[8,128,64] dynamic-update-slice(k, nk, z, i, z)
+  dv = f32[8,128,64] dynamic-update-slice(v, nv, z, i, z)
+  ROOT t = (f32[8,128,64], f32[8,128,64]) tuple(dk, dv)
+}
+
+ENTRY e {
+  k = f32[8,128,64] parameter(0)
+  v = f32[8,128,64] parameter(1)
+  nk = f32[8,1,64] parameter(2)
+  nv = f32[8,1,64] parameter(3)
+  i = s32[] parameter(4)
+  ROOT f = (f32[8,128,64], f32[8,128,64]) fusion(k, v, nk, nv, i), kind=kLoop, calls=fused
+}
+"""
+
+
+def test_a_kv_cache_update_of_two_outputs_writes_both_updates_in_place() -> None:
+    """Both caches updated in place: the two 2 kB updates (and the s32 index) in, both out."""
+    report = _report(KV_CACHE)
+    row = _row(report, "f")
+    update = 8 * 64 * F32
+    assert (row.bytes_read, row.bytes_written) == (2 * update + S32, 2 * update)
+    assert [k.name for k in report.kernels] == ["f"]  # donated: no copy
+
+
+CUSTOM_CALL_ALIAS = """HloModule cc%(alias)s
+
+ENTRY e {
+  p = f32[1024] parameter(0)
+  ROOT c = f32[1024] custom-call(p), custom_call_target="foo", output_to_operand_aliasing={{}: (0, {})}
+}
+"""
+
+
+@pytest.mark.parametrize(("alias", "copies"), [("", 1), (", buffer_donor={ (0, {}) }", 0)])
+def test_a_custom_call_updating_an_operand_copies_it_unless_donated(alias, copies) -> None:
+    report = _report(CUSTOM_CALL_ALIAS % {"alias": alias})
+    assert [k.name for k in report.kernels].count("copy.p") == copies
+    if copies:
+        copy = _row(report, "copy.p")
+        assert (copy.bytes_read, copy.bytes_written) == (1024 * F32, 1024 * F32)
+
+
+READ_FIRST = """HloModule read_first, input_output_alias={ {}: (0, {}, may-alias) }
+
+max {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT m = s32[] maximum(a, b)
+}
+
+ENTRY e {
+  stack = s32[64,256] parameter(0)
+  layer = s32[1,256] parameter(1)
+  low = s32[] constant(-2147483648)
+  top = s32[] reduce(stack, low), dimensions={0,1}, to_apply=max
+  z = s32[] constant(0)
+  ROOT d = s32[64,256] dynamic-update-slice(stack, layer, top, z)
+}
+"""
+
+
+def test_a_reader_the_update_depends_on_needs_no_copy() -> None:
+    """The reduce reads the stack before the DUS can run (the DUS needs its result): copy
+    insertion orders it first and copies nothing."""
+    report = _report(READ_FIRST)
+    assert not any(k.name.startswith("copy.") for k in report.kernels)
+    assert _row(report, "d").bytes_written == 256 * S32

@@ -332,16 +332,41 @@ def copy_reason(instr: Instruction, operand: Instruction) -> str:
             return f"{operand.name} is an entry parameter the module does not donate"
     if comp is None:
         return ""
-    order = {id(i): k for k, i in enumerate(comp.instructions)}
-    here = order.get(id(instr), -1)
-    names = [operand]
-    if operand is not value:
-        names.append(value)
-    for v in names:
-        for user in users_of(v):
-            if user is not instr and order.get(id(user), -1) > here and user.opcode != "bitcast":
-                return f"{operand.name} is read after {instr.name} (by {user.name})"
+    readers = [
+        user
+        for v in dict.fromkeys([operand, value])
+        for user in users_of(v)
+        if user is not instr and user.opcode != "bitcast"
+    ]
+    if not readers:
+        return ""
+    module = comp.module
+    if module is not None and module.attributes.get("is_scheduled", "").lower() == "true":
+        # the text's order is the schedule: a reader after the kernel needs the old value
+        order = {id(i): k for k, i in enumerate(comp.instructions)}
+        here = order.get(id(instr), -1)
+        later = [u for u in readers if order.get(id(u), -1) > here]
+    else:
+        # before scheduling, copy insertion orders by dependencies: only a reader the kernel
+        # depends on surely runs first
+        before = _ancestors(instr)
+        later = [u for u in readers if id(u) not in before]
+    if later:
+        return f"{operand.name} is still read by {later[0].name} after {instr.name} updates it"
     return ""
+
+
+def _ancestors(instr: Instruction) -> set[int]:
+    """The instructions ``instr`` depends on, transitively, in its computation."""
+    seen: set[int] = set()
+    stack = list(instr.operands)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend(node.operands)
+    return seen
 
 
 def aliased_operands(instr: Instruction) -> tuple[int, ...]:
