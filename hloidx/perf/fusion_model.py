@@ -213,12 +213,17 @@ def _estimate(
     choice: EmitterChoice | None = None,
 ) -> KernelCost:
     choice, emitter, launch, blocks, threads = launch_of(fusion, device, choice)
+    notes: list[str] = []
     if plan is not None:
         emitter = plan.emitter
         if launch is None:
             # a scatter XLA would first simplify: its threads walk the updates all the same
             per, grid = launch_dimensions(prod(plan.launch_dims), 1, device.launch_profile)
             blocks, threads = prod(grid), prod(per)
+            notes.append(
+                "launch: one thread per update element (XLA first rewrites the scatter to its "
+                "simplified form; hloidx does not, and takes no vector size)"
+            )
     modelled = launch is not None or plan is not None
     body = body_of(fusion)
     grouped = grouped_maps(fusion) if plan is None else _in_place_maps(fusion, plan)
@@ -234,7 +239,6 @@ def _estimate(
     heaviest: tuple[int, int] = (0, -1)
     position = {id(i): k for k, i in enumerate(body.instructions)}
     operands: list[OperandCost] = []
-    notes: list[str] = []
     if not modelled:
         notes.append(
             f"launch: XLA's fallback (one thread per output element, {FALLBACK_THREADS} per "

@@ -109,6 +109,10 @@ def explain(cost: KernelCost) -> str:
         else:
             head = f"{top.name}: {_operand_reason(top, cost.bytes_written)}"
     parts = [head, *_differences(cost)]
+    if cost.emitter.startswith("dynamic-update-slice (in place)"):
+        parts.append("in place: the update written into the base's buffer, the base not read")
+    elif cost.emitter.startswith("scatter (in place)"):
+        parts.append("in place: only the rows the updates land on are touched")
     parts += [n for n in cost.notes if "backend_config" in n and "not JSON" in n]
     if cost.exec_time_ns is not None and cost.exec_time_ns < LAUNCH_OVERHEAD_NS:
         parts.append("the 1 us launch overhead exceeds the kernel's own estimate")
