@@ -35,6 +35,7 @@ ALLOWED: dict[str, set[str]] = {
         "cli",
         "render",
         "lsp",
+        "model_explorer",
         "check",
         "perf",
         "gpu",
@@ -47,6 +48,8 @@ ALLOWED: dict[str, set[str]] = {
     },
     # the language server (hloidx lsp): the library's answers over LSP; never the CLI
     "lsp": {"render", "perf", "gpu", "tiling", "stablehlo", "hlo", "maps", "base"},
+    # Model Explorer's graphs and node data (hloidx.model_explorer; its main.py is the extension)
+    "model_explorer": {"perf", "gpu", "tiling", "stablehlo", "hlo", "maps", "base"},
     # the display layer: the public result objects; it reaches the text renderers lazily only
     # (test_layout_display_code_stays_above_the_analyses)
     "notebook": {

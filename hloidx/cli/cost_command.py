@@ -60,11 +60,13 @@ from .options import global_options, language_option
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "html", "trace"]),
+    type=click.Choice(["text", "json", "html", "trace", "model-explorer"]),
     default="text",
     show_default=True,
-    help="text, json, html (tables, roofline and the step's timeline) or trace (the step as "
-    "Chrome/Perfetto trace-event JSON: open it in ui.perfetto.dev).",
+    help="text, json, html (tables, roofline and the step's timeline), trace (the step as "
+    "Chrome/Perfetto trace-event JSON: open it in ui.perfetto.dev) or model-explorer (each "
+    "kernel's estimated time as Model Explorer node data: model-explorer FILE "
+    "--extensions=hloidx.model_explorer --node_data_paths=OUT.json).",
 )
 @click.option(
     "--compare",
@@ -156,7 +158,7 @@ def cost(
             comparison = compare_reports(report, run(other))
             if fmt == "json":
                 click.echo(json.dumps(comparison.as_dict(), indent=2))
-            elif fmt in ("html", "trace"):
+            elif fmt in ("html", "trace", "model-explorer"):
                 raise click.UsageError("--compare prints text or json")
             else:
                 click.echo(comparison.text(limit))
@@ -171,6 +173,12 @@ def cost(
             from ..render.trace import trace_events
 
             click.echo(json.dumps(trace_events(report)))
+        elif fmt == "model-explorer":
+            from ..model_explorer.convert import COST_METRICS, cost_values, node_data_document
+
+            values = cost_values(report.as_dict(sort, None), "time")
+            label = f"{COST_METRICS['time'][1]} on {report.device.name}"
+            click.echo(json.dumps(node_data_document(module, values, label)[0]))
         else:
             click.echo(report.text(sort, limit))
     except HloidxError as error:
