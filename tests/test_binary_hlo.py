@@ -105,6 +105,28 @@ def test_module_proto_and_hlo_proto_read_alike() -> None:
     assert bare == hlo_text_from_bytes(raw, "wrapped.pb")
 
 
+def test_every_command_and_the_library_take_a_proto() -> None:
+    _protobuf()
+    import hloidx
+
+    dumped = str(
+        DUMP / "module_0011.jit__threefry_split_original.sm_8.0_gpu_after_optimizations.hlo.pb.xz"
+    )
+    fusion = "input_concatenate_fusion"
+    for args in (
+        ("threads", dumped, "--device", "a100"),
+        ("coalescing", dumped),
+        ("show", dumped, "--instruction", fusion),
+        ("tile", dumped, "--instruction", fusion),
+        ("check", dumped),
+    ):
+        code, out, err = _run(*args)
+        assert code == 0, (args, err)
+        assert fusion in out or "jit__threefry_split_original" in out, args
+    analysis = hloidx.analyze(paths.Path(dumped))
+    assert analysis.hlo.name == "jit__threefry_split_original"
+
+
 def test_files_are_recognised_by_content(tmp_path) -> None:
     _protobuf()
     raw = lzma.decompress(DUMPED[0].read_bytes())
