@@ -103,6 +103,14 @@ def test_module_proto_and_hlo_proto_read_alike() -> None:
     assert max(i.id for c in module.computations for i in c.instructions) >= 1
     bare = hlo_text_from_bytes(module.SerializeToString(), "bare.pb")
     assert bare == hlo_text_from_bytes(raw, "wrapped.pb")
+    # bytes held in memory (as a profile embeds them) parse into the module the file gives
+    from hloidx.hlo.binary_hlo import module_from_bytes
+
+    parsed = module_from_bytes(raw, "embedded HloProto")
+    assert parsed.name == module.name
+    assert sum(len(c.instructions) for c in parsed.computations.values()) == sum(
+        len(c.instructions) for c in module.computations
+    )
 
 
 def test_every_command_and_the_library_take_a_proto() -> None:

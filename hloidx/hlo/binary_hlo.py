@@ -22,6 +22,7 @@ __all__ = [
     "decompressed",
     "hlo_text_from_bytes",
     "is_binary_hlo_name",
+    "module_from_bytes",
     "module_proto_text_of",
 ]
 
@@ -162,3 +163,15 @@ def hlo_text_from_bytes(data: bytes, path: str) -> str | None:
             "from it; damaged or truncated?)"
         )
     return module_proto_text_of(module, path)
+
+
+def module_from_bytes(data: bytes, name: str = "<binary HLO>") -> Any:
+    """The parsed :class:`~hloidx.hlo.ir.HloModule` of binary HLO bytes (an ``HloProto``, as
+    profiles embed them, or an ``HloModuleProto``; compressed or not), for callers that hold
+    the bytes rather than a file: errors name ``name``."""
+    from .syntax import parse_hlo
+
+    text = hlo_text_from_bytes(data, name if is_binary_hlo_name(name) else name + ".pb")
+    if text is None:  # pragma: no cover - a name ending in .pb always decodes or raises
+        raise BinaryHloError(f"cannot read {name}: not XLA's binary HLO")
+    return parse_hlo(text, name)
