@@ -72,6 +72,24 @@ def test_dumped_module_reads_as_jaxlibs_text(dumped, tmp_path) -> None:
         ), command
 
 
+EMBEDDED = sorted((DATA / "xplane_embedded").glob("*.hlo.pb*"))
+
+
+@pytest.mark.parametrize("proto", EMBEDDED, ids=lambda p: p.name.split(".hlo")[0])
+def test_protos_embedded_in_profiles_read_as_jaxlibs_text(proto, tmp_path) -> None:
+    """HloProtos a JAX profile embeds (a newer XLA on AMD GPUs: Triton nested GEMM fusions,
+    a cuDNN convolution, module frontend attributes that are dictionaries)."""
+    _protobuf()
+    ours = hlo_text_from_bytes(proto.read_bytes(), proto.name)
+    assert ours is not None
+    jaxlib_text = (proto.parent / (proto.name.split(".hlo")[0] + ".jaxlib.txt")).read_text()
+    assert _DROPPED_CONFIG.sub("", ours).strip() == jaxlib_text.strip()
+    text_file = tmp_path / "module.hlo"
+    text_file.write_text(jaxlib_text)
+    for command in ("maps", "summary"):
+        assert _document(command, str(proto)) == _document(command, str(text_file)), command
+
+
 def test_a_37k_instruction_step_reads_as_jaxlibs_text() -> None:
     """The PAX training step (36,898 printed instructions, ids up to ~460,000): every line is
     the line jaxlib printed for the same proto."""

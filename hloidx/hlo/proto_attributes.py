@@ -14,7 +14,7 @@ from typing import Any
 
 from .proto_values import element_type_name, replica_groups_text, shape_text, sharding_text
 
-__all__ = ["Context", "extra_attributes"]
+__all__ = ["Context", "extra_attributes", "frontend_attributes_text", "lexes_as_dict"]
 
 
 class Context:
@@ -61,6 +61,43 @@ def _quoted(text: str | bytes) -> str:
         else:
             out.append(f"\\{byte:03o}")
     return '"' + "".join(out) + '"'
+
+
+def lexes_as_dict(text: str) -> bool:
+    """Whether XLA's printer writes a value as it is (a ``{...}`` dictionary whose braces
+    balance outside its strings) rather than as a quoted string."""
+    text = text.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return False
+    depth = 0
+    in_string = escaped = False
+    for at, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0 and at != len(text) - 1:
+                return False
+    return depth == 0 and not in_string
+
+
+def frontend_attributes_text(attributes: Any) -> str:
+    """``{a="x",b={k=1}}``: sorted by key; dictionaries as they are, other values quoted."""
+    items = sorted(attributes.items())
+    return (
+        "{"
+        + ",".join(f"{k}={v}" if lexes_as_dict(v) else f"{k}={_quoted(v)}" for k, v in items)
+        + "}"
+    )
 
 
 def _window(window: Any) -> str:
@@ -534,16 +571,14 @@ def extra_attributes(
     if ins.HasField("sharding"):
         out.append("sharding=" + sharding_text(ins.sharding))
     if ins.frontend_attributes.map:
-        attrs = sorted(ins.frontend_attributes.map.items())
-        out.append("frontend_attributes={" + ",".join(f"{k}={_quoted(v)}" for k, v in attrs) + "}")
+        out.append("frontend_attributes=" + frontend_attributes_text(ins.frontend_attributes.map))
     # control predecessors are left out, as jaxlib's as_hlo_text() leaves them out
     if ins.is_composite:
         out.append("is_composite=true")
     config = ins.backend_config
     if config:
         text = config.decode("utf-8", "surrogateescape")
-        stripped = text.strip()
-        if stripped.startswith("{") and stripped.endswith("}"):
+        if lexes_as_dict(text):
             out.append("backend_config=" + text)
         else:
             out.append("backend_config=" + _quoted(config))

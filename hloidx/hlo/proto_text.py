@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .proto_attributes import Context, extra_attributes
+from .proto_attributes import Context, extra_attributes, frontend_attributes_text
 from .proto_values import literal_text, shape_text
 
 __all__ = ["module_proto_text"]
@@ -162,8 +162,9 @@ def _header(module: Any) -> str:
     if module.HasField("host_program_shape"):
         parts.append("entry_computation_layout=" + _entry_layout(module.host_program_shape))
     if module.frontend_attributes.map:
-        attrs = sorted(module.frontend_attributes.map.items())
-        parts.append("frontend_attributes={" + ",".join(f'{k}="{v}"' for k, v in attrs) + "}")
+        parts.append(
+            "frontend_attributes=" + frontend_attributes_text(module.frontend_attributes.map)
+        )
     return ", ".join(parts)
 
 
