@@ -161,6 +161,9 @@ def test_files_are_recognised_by_content(tmp_path) -> None:
     code, out, err = _run("summary", str(unnamed))
     assert code == 0, err
     assert "jit__psum" in out
+    piped = CliRunner().invoke(cli, ["summary", "-"], input=DUMPED[0].read_bytes())  # xz on stdin
+    assert piped.exit_code == 0, piped.output
+    assert "jit__psum" in piped.stdout
     # HLO text that starts with blank lines is still text, xz-compressed text too
     text = "\n\nHloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n"
     plain = tmp_path / "m.txt"
