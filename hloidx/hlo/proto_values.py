@@ -12,6 +12,8 @@ import math
 import struct
 from typing import Any
 
+from ..caches import register
+
 __all__ = [
     "element_type_name",
     "layout_text",
@@ -73,6 +75,7 @@ def layout_text(layout: Any, rank: int) -> str:
 
 
 _SHAPE_TEXTS: dict[bytes, str] = {}
+register(_SHAPE_TEXTS.clear)
 
 
 def shape_text(shape: Any, with_layout: bool = True) -> str:
