@@ -17,7 +17,8 @@ PACKAGE = paths.ROOT / "hloidx"
 MAX_MODULE_LINES = 600
 
 #: layer -> the layers it may import (besides itself)
-BASE = {"source", "errors", "caches", "grammar_files", "version"}
+# protos/: modules protoc generated from XLA's schemas; they import only each other
+BASE = {"source", "errors", "caches", "grammar_files", "version", "protos"}
 ALLOWED: dict[str, set[str]] = {
     "base": {"base"},
     "maps": {"base"},
@@ -184,7 +185,7 @@ def test_layout_only_main_imports_the_command_line() -> None:
 
 def test_layout_every_package_belongs_to_a_layer() -> None:
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
-    assert packages <= set(ALLOWED), packages - set(ALLOWED)
+    assert packages <= set(ALLOWED) | BASE, packages - set(ALLOWED) - BASE
 
 
 def test_layout_checker_sees_a_violation(tmp_path: Path) -> None:

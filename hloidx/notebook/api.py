@@ -25,6 +25,12 @@ def as_module(source: Any) -> HloModule:
         return source.hlo
     if isinstance(source, os.PathLike):
         path = os.fspath(source)
+        from ..hlo.binary_hlo import decompressed, hlo_text_from_bytes
+
+        with open(path, "rb") as handle:  # XLA's binary HLO (*.hlo.pb, *.hlo.pb.xz) as text
+            text = hlo_text_from_bytes(decompressed(handle.read(), path), path)
+        if text is not None:
+            return _parse(text, path)
         with open(path, encoding="utf-8", errors="replace") as handle:
             return _parse(handle.read(), path)
     if isinstance(source, str):
