@@ -28,11 +28,14 @@ ALLOWED: dict[str, set[str]] = {
     "pictures": {"hlo", "maps", "base"},
     "check": {"stablehlo", "hlo", "maps", "base"},
     "perf": {"gpu", "tiling", "hlo", "maps", "base"},
+    # measured profiles -> times per (module, program, instruction); knows nothing of estimates
+    "profiles": {"protos", "hlo", "base"},
     # the renderers every front end shares: text, JSON documents, HTML (Rich, never Click)
     "render": {"check", "perf", "gpu", "tiling", "stablehlo", "pictures", "hlo", "maps", "base"},
     # Click wiring and options only; its text comes from render/
     "cli": {
         "cli",
+        "profiles",
         "render",
         "lsp",
         "check",
@@ -51,6 +54,7 @@ ALLOWED: dict[str, set[str]] = {
     # (test_layout_display_code_stays_above_the_analyses)
     "notebook": {
         "render",
+        "profiles",
         "perf",
         "check",
         "gpu",
@@ -63,6 +67,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "api": {
         "notebook",
+        "profiles",
         "render",
         "cli",
         "check",

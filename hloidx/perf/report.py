@@ -42,6 +42,8 @@ class CostReport:
     loops: list[Loop] = field(default_factory=list)
     step: StepResult | None = None
     stage: Stage | None = None
+    #: a measured profile joined onto the rows (``hloidx.perf.measured.join_measured``)
+    measured: Any = None
 
     @property
     def total_time_ns(self) -> float:
@@ -73,7 +75,7 @@ class CostReport:
         if limit is not None:
             rows = rows[:limit]
         total = self.kernels_time_ns
-        return {
+        doc = {
             "schema_version": 1,
             "module": self.module,
             "device": self.device.name,
@@ -100,6 +102,9 @@ class CostReport:
             "loops": [loop.as_json() for loop in self.loops],
             "step": None if self.step is None else self.step.as_json(),
         }
+        if self.measured is not None:
+            self.measured.annotate(doc)
+        return doc
 
     def collective_rows(self) -> list[Any]:
         """The collectives' rows, most exposed first, then the longest."""

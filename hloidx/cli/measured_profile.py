@@ -1,0 +1,114 @@
+"""``hloidx cost --profile``: a measured profile read, its device and its program found, and
+its times joined onto the report (the work is in ``hloidx.profiles`` and
+``hloidx.perf.measured``; this module only wires it and words the errors)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+_DUMP_NUMBER = re.compile(r"module_(\d+)\.")
+
+
+def is_profile_path(path: str) -> bool:
+    """A profile rather than an HLO module: an nsys-jax folder or zip, SQLite, xplane."""
+    p = Path(path)
+    if p.is_dir():
+        return True
+    if p.name.endswith((".xplane.pb", ".zip", ".sqlite", ".nsys-rep.sqlite")):
+        return True
+    try:
+        with p.open("rb") as f:
+            head = f.read(16)
+    except OSError:
+        return False
+    return head.startswith((b"PK", b"SQLite format 3"))
+
+
+def read(path: str, warmup: int | None) -> Any:
+    from ..profiles import read_profile
+
+    return read_profile(path, warmup)
+
+
+def profile_device(profile: Any) -> Any:
+    """The cost device the profile describes (XLA's GpuTargetConfigProto text, read by the
+    one reader of spec files), or None."""
+    if not profile.device:
+        return None
+    from dataclasses import replace
+
+    from ..perf.gpu_specs import (
+        cost_device_from_spec,
+        parse_text_proto,
+        spec_from_message,
+        xla_specs,
+    )
+
+    message = parse_text_proto(profile.device, f"{profile.path} (its GPU)")
+    description = message.get("device_description_str", [""])[0] or "profiled GPU"
+    spec = spec_from_message(message, str(description), f"the profile {profile.path}")
+    # the figures are the profile's; the name is that of XLA's spec file of the same GPU
+    # (compute capability, cores, bandwidth), which keys its matrix-unit peaks and tables
+    same = [
+        (stem, known)
+        for stem, known in xla_specs().items()
+        if known.compute_capability == spec.compute_capability
+        and known.core_count == spec.core_count
+    ]
+    same.sort(key=lambda s: abs(s[1].memory_bandwidth - spec.memory_bandwidth))
+    if same:
+        spec = replace(spec, name=same[0][0], description=f"{description} (as XLA's {same[0][0]})")
+    return cost_device_from_spec(spec)
+
+
+def module_of(profile: Any) -> tuple[Any, Any]:
+    """The HLO module of the profile's main program (the longest in steady time) and that
+    program, from the HLO the profile carries."""
+    from ..profiles import ProfileError
+
+    programs = sorted(
+        profile.programs, key=lambda p: (p.step_ns or 0.0) * p.executions, reverse=True
+    )
+    for program in programs:
+        load = profile.hlo.get((program.module, program.program_id))
+        if load is None:
+            continue
+        data = load() if callable(load) else load
+        try:
+            from ..hlo.proto_reader import module_from_proto_bytes  # type: ignore[import-not-found]
+        except ImportError:
+            raise ProfileError(
+                f"{profile.path}: this hloidx cannot read the binary HLO the profile "
+                "carries; give the module as text: hloidx cost MODULE.hlo --profile "
+                f"{profile.path}"
+            ) from None
+        return module_from_proto_bytes(data, f"{profile.path}:{program.key}"), program
+    raise ProfileError(
+        f"{profile.path}: the profile carries no HLO of its programs; give the module: "
+        f"hloidx cost MODULE.hlo --profile {profile.path}"
+    )
+
+
+def program_of(profile: Any, module: Any, hlo_path: str | None) -> Any:
+    """The profile's program of the module: by its name, and by the program id of an XLA
+    dump file name (``module_0040.<name>...``) when the HLO file has one."""
+    from ..profiles import program_for
+
+    program_id = None
+    if hlo_path is not None:
+        m = _DUMP_NUMBER.search(Path(hlo_path).name)
+        if m:
+            program_id = int(m.group(1))
+            if not any(
+                p.module == module.name and p.program_id == program_id for p in profile.programs
+            ):
+                program_id = None
+    return program_for(profile, module.name, program_id)
+
+
+def attach(report: Any, module: Any, profile: Any, program: Any) -> None:
+    from ..perf.measured import join_measured
+
+    report.measured = join_measured(report, module, program, profile.source, profile.path)
