@@ -12,62 +12,14 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .accuracy import AccuracyRow, accuracy
+
 if TYPE_CHECKING:
     from ..hlo.ir import HloModule
     from .report import CostReport
 
 #: how many of the largest mispredictions the document and the text show
 MISPREDICTIONS = 10
-
-
-def _ranks(values: list[float]) -> list[float]:
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return ranks
-
-
-def spearman(xs: list[float], ys: list[float]) -> float | None:
-    """Spearman's rank correlation (average ranks for ties)."""
-    if len(xs) < 2:
-        return None
-    rx, ry = _ranks(xs), _ranks(ys)
-    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
-    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
-    vx = math.sqrt(sum((a - mx) ** 2 for a in rx))
-    vy = math.sqrt(sum((b - my) ** 2 for b in ry))
-    return None if vx == 0 or vy == 0 else cov / (vx * vy)
-
-
-def accuracy(rows: list[tuple[float | None, float, float]]) -> dict[str, Any]:
-    """``rows``: (estimate per launch or None, measured per launch, measured per step), one
-    per kernel (collectives apart). within_2x: the share of measured time whose estimate is
-    within a factor 2; spearman: rank correlation of per-launch times; median_abs_log2: the
-    median over kernels of |log2(estimate / measured)|. Kernels without an estimate count as
-    not within 2x and are left out of the other two."""
-    total = sum(w for _, _, w in rows)
-    within = sum(w for e, m, w in rows if e is not None and m > 0 and 0.5 <= e / m <= 2.0)
-    pairs = [(e, m) for e, m, _ in rows if e is not None and e > 0 and m > 0]
-    logs = sorted(abs(math.log2(e / m)) for e, m in pairs)
-    rho = spearman([e for e, _ in pairs], [m for _, m in pairs])
-    median = None
-    if logs:
-        mid = len(logs) // 2
-        median = logs[mid] if len(logs) % 2 else (logs[mid - 1] + logs[mid]) / 2
-    return {
-        "within_2x": None if total == 0 else round(within / total, 4),
-        "spearman": None if rho is None else round(rho, 4),
-        "median_abs_log2": None if median is None else round(median, 4),
-        "kernels": len(rows),
-        "kernels_compared": len(pairs),
-    }
 
 
 @dataclass
@@ -204,15 +156,30 @@ def join_measured(
     join.notes.extend(program.notes)
     rows = []
     misses = []
+    for c in report.collective_rows():
+        op = join.rows.get(c.name)
+        if op is not None:
+            rows.append(AccuracyRow(c.exec_time_ns, op.mean_ns, True, op.per_step))
     for k in report.kernels:
         op = join.rows.get(k.name)
         if op is None:
             continue
-        rows.append((k.exec_time_ns, op.mean_ns, op.mean_ns * op.per_step))
+        spread = getattr(k, "exec_time_range_ns", None)
+        rows.append(
+            AccuracyRow(
+                k.exec_time_ns,
+                op.mean_ns,
+                False,
+                op.per_step,
+                None if spread is None else tuple(spread),
+            )
+        )
         if k.exec_time_ns is not None and k.exec_time_ns > 0 and op.mean_ns > 0:
             ratio = k.exec_time_ns / op.mean_ns
             misses.append((abs(math.log2(ratio)) * op.mean_ns * op.per_step, k, op, ratio))
-    join.accuracy = accuracy(rows)
+    join.accuracy = {
+        k: round(v, 4) if isinstance(v, float) else v for k, v in accuracy(rows).items()
+    }
     misses.sort(key=lambda m: m[0], reverse=True)
     join.mispredictions = [
         {
