@@ -42,6 +42,32 @@ class MeasuredJoin:
         op = self.rows.get(name)
         return None if op is None else op.as_json()
 
+    def slices(self) -> list[Any]:
+        """The first steady execution's launches as timeline slices from its first kernel:
+        the collectives (and the ops wrapped in their starts) on the communication lane."""
+        from .step import Slice
+
+        launches = list(self.program.timeline)
+        if not launches:
+            return []
+        zero = min(launch.start_ns for launch in launches)
+        wrapped = {inner for n in self.collectives for inner in self.aliases.get(n, [])}
+        out = []
+        for launch in launches:
+            collective = launch.instruction in self.collectives or launch.instruction in wrapped
+            out.append(
+                Slice(
+                    launch.instruction,
+                    "measured communication" if collective else "measured compute",
+                    launch.start_ns - zero,
+                    launch.start_ns - zero + launch.duration_ns,
+                    "collective" if collective else "kernel",
+                    {"kernels": launch.kernels},
+                    0,
+                )
+            )
+        return out
+
     def annotate(self, doc: dict[str, Any]) -> None:
         """Adds ``measured`` to each joined row of a report's JSON and to the document."""
         for row in doc["kernels"]:
