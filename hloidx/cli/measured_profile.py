@@ -63,28 +63,65 @@ def profile_device(profile: Any) -> Any:
     return cost_device_from_spec(spec)
 
 
+def _module_proto(data: bytes, where: str) -> Any:
+    """The ``HloModuleProto`` of ``HloProto`` (or bare ``HloModuleProto``) bytes."""
+    from google.protobuf.message import DecodeError
+
+    from ..profiles import ProfileError
+    from ..protos import hlo_pb2
+
+    try:
+        proto = hlo_pb2.HloProto.FromString(data)
+        if proto.HasField("hlo_module"):
+            return proto.hlo_module
+        return hlo_pb2.HloModuleProto.FromString(data)
+    except (DecodeError, ValueError, RuntimeError) as e:
+        raise ProfileError(f"{where}: the HLO it carries is damaged ({e})") from None
+
+
+def async_names(module_proto: Any) -> dict[str, str]:
+    """The instruction wrapped by each async ``*-start`` -> that start's name (the names the
+    profile's thunks carry; the HLO text folds these computations into their start)."""
+    roots = {}
+    for comp in module_proto.computations:
+        by_id = {i.id: i for i in comp.instructions}
+        if comp.root_id in by_id:
+            roots[comp.id] = by_id[comp.root_id]
+    out: dict[str, str] = {}
+    for comp in module_proto.computations:
+        for ins in comp.instructions:
+            if ins.opcode.endswith("-start"):
+                for called in ins.called_computation_ids:
+                    root = roots.get(called)
+                    if root is not None and root.opcode != "parameter":
+                        out[root.name] = ins.name
+    return out
+
+
+def carried_proto(profile: Any, program: Any) -> Any | None:
+    """The ``HloModuleProto`` the profile carries for ``program``, or None."""
+    load = profile.hlo.get((program.module, program.program_id))
+    if load is None:
+        return None
+    data = load() if callable(load) else load
+    return _module_proto(data, f"{profile.path} ({program.key})")
+
+
 def module_of(profile: Any) -> tuple[Any, Any]:
     """The HLO module of the profile's main program (the longest in steady time) and that
     program, from the HLO the profile carries."""
+    from ..hlo.proto_text import module_proto_text
+    from ..hlo.syntax import parse_hlo
     from ..profiles import ProfileError
 
     programs = sorted(
         profile.programs, key=lambda p: (p.step_ns or 0.0) * p.executions, reverse=True
     )
     for program in programs:
-        load = profile.hlo.get((program.module, program.program_id))
-        if load is None:
+        proto = carried_proto(profile, program)
+        if proto is None:
             continue
-        data = load() if callable(load) else load
-        try:
-            from ..hlo.proto_reader import module_from_proto_bytes  # type: ignore[import-not-found]
-        except ImportError:
-            raise ProfileError(
-                f"{profile.path}: this hloidx cannot read the binary HLO the profile "
-                "carries; give the module as text: hloidx cost MODULE.hlo --profile "
-                f"{profile.path}"
-            ) from None
-        return module_from_proto_bytes(data, f"{profile.path}:{program.key}"), program
+        return parse_hlo(module_proto_text(proto), f"{profile.path}:{program.key}"), program
     raise ProfileError(
         f"{profile.path}: the profile carries no HLO of its programs; give the module: "
         f"hloidx cost MODULE.hlo --profile {profile.path}"
@@ -110,5 +147,13 @@ def program_of(profile: Any, module: Any, hlo_path: str | None) -> Any:
 
 def attach(report: Any, module: Any, profile: Any, program: Any) -> None:
     from ..perf.measured import join_measured
+    from ..profiles import ProfileError
 
-    report.measured = join_measured(report, module, program, profile.source, profile.path)
+    wrapped = {}
+    try:
+        proto = carried_proto(profile, program)
+        if proto is not None:
+            wrapped = async_names(proto)
+    except ProfileError:
+        pass  # the times join without it (async-wrapped ops paired by order)
+    report.measured = join_measured(report, module, program, profile.source, profile.path, wrapped)

@@ -100,10 +100,12 @@ class MeasuredJoin:
 
 
 def _async_starts(module: HloModule) -> dict[str, str]:
-    """Inner instruction name -> its async ``*-start`` (the IR keeps the async computation)."""
+    """Inner instruction name -> the instruction that runs it: its async ``*-start`` (when the
+    IR keeps the async computation), or its fusion (XLA names a thunk of a multi-output
+    reduction fusion after the reduction inside it)."""
     out: dict[str, str] = {}
     for instr in module.instructions():
-        if not instr.opcode.endswith("-start"):
+        if not instr.opcode.endswith("-start") and instr.opcode != "fusion":
             continue
         for comps in instr.called_computations.values():
             for comp in comps:
@@ -114,16 +116,22 @@ def _async_starts(module: HloModule) -> dict[str, str]:
 
 
 def join_measured(
-    report: CostReport, module: HloModule, program: Any, source: str, path: str
+    report: CostReport,
+    module: HloModule,
+    program: Any,
+    source: str,
+    path: str,
+    wrapped: dict[str, str] | None = None,
 ) -> MeasuredJoin:
     """Each kernel row and each collective row of ``report`` with the measured timing of its
-    instruction; async-wrapped ops joined to their ``*-start``; notes for the rest."""
+    instruction; async-wrapped ops joined to their ``*-start`` (``wrapped``: inner name ->
+    start, from the binary HLO; else from the IR, else by order); notes for the rest."""
     join = MeasuredJoin(source, path, program)
     ops = dict(program.ops)
     kernel_names = {k.name for k in report.kernels}
     collective_names = {c.name for c in report.collective_rows()}
     names = {i.name for i in module.instructions()}
-    inner = _async_starts(module)
+    inner = {**_async_starts(module), **(wrapped or {})}
     for name in list(ops):
         target = name if name in kernel_names | collective_names else inner.get(name)
         if target is None or (target not in kernel_names and target not in collective_names):
@@ -134,6 +142,12 @@ def join_measured(
             old = join.rows[target]
             op = type(op)(target, old.mean_ns + op.mean_ns, old.per_step, old.samples)
         join.rows[target] = op
+    through = sum(1 for target, names in join.aliases.items() for n in names if n != target)
+    if through:
+        join.notes.append(
+            f"{through} measured instructions joined to the instruction that runs them (an "
+            "async *-start, or the fusion whose reduction names the thunk): their times add"
+        )
     # the text folds async computations into their *-start: pair the rest by order
     unjoined_starts = [
         i
