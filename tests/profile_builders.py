@@ -138,11 +138,21 @@ def write_sqlite(
     return path
 
 
-def write_xplane(path: Path, kernels: list[tuple[int, int, str, str, int]]) -> Path:
-    """kernels: (start ns, duration ns, hlo_op, hlo_module, program_id) on /device:GPU:0."""
+def write_xplane(
+    path: Path, kernels: list[tuple[int, int, str, str, int]], host_launches: int = 0
+) -> Path:
+    """kernels: (start ns, duration ns, hlo_op, hlo_module, program_id) on /device:GPU:0;
+    ``host_launches``: that many ``<module>:XLA GPU module`` events on a host thread."""
     from hloidx.protos import xplane_pb2
 
     space = xplane_pb2.XSpace()
+    if host_launches:
+        host = space.planes.add(id=2, name="/host:CPU")
+        host.event_metadata[1].id = 1
+        host.event_metadata[1].name = f"{kernels[0][3]}:XLA GPU module"
+        thread = host.lines.add(id=1, name="python3", timestamp_ns=0)
+        for k in range(host_launches):
+            thread.events.add(metadata_id=1, offset_ps=k * 10**6, duration_ps=10**5)
     plane = space.planes.add(id=1, name="/device:GPU:0")
     names = [
         "hlo_op",

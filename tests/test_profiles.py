@@ -178,6 +178,25 @@ def test_xplane_two_kernels_of_one_instruction_are_one_launch(tmp_path) -> None:
     assert program.step_ns == pytest.approx(1_330 - 1_000)
 
 
+def test_xplane_back_to_back_executions_are_cut_as_the_host_launched_them(tmp_path) -> None:
+    kernels = []
+    t = 0
+    for k in range(3):  # three executions with no pause between them
+        for op, duration in (
+            ("first", 10),
+            ("loop_fusion", 30 + 10 * (k == 0)),
+            ("loop_fusion", 30),
+        ):
+            kernels.append((t, duration, op, "jit_g", 5))
+            t += duration + 2
+    path = write_xplane(tmp_path / "b.xplane.pb", kernels, host_launches=3)
+    program = program_for(read_profile(str(path), warmup=0), "jit_g", 5)
+    assert program.executions == 3
+    # the loop fusion's two kernels are consecutive: one launch of 30 + 30 ns (40 + 30 first)
+    assert program.ops["loop_fusion"].mean_ns == pytest.approx((70 + 60 + 60) / 3)
+    assert program.ops["first"].per_step == 1
+
+
 def _damaged(tmp_path):
     zip_bytes = PAX_ZIP.read_bytes()
     cases = {

@@ -55,6 +55,39 @@ def _split(kernels: list[tuple[float, float, str]]) -> list[list[tuple[float, fl
     return runs
 
 
+def _periodic(
+    runs: list[list[tuple[float, float, str]]], expected: int
+) -> list[list[tuple[float, float, str]]]:
+    """The runs cut into ``expected`` executions when the gaps found fewer and the kernels are
+    ``expected`` repetitions of one sequence of instructions (back-to-back executions)."""
+    if expected <= len(runs):
+        return runs
+    kernels = [k for run in runs for k in run]
+    if len(kernels) % expected:
+        return runs
+    period = len(kernels) // expected
+    ops = [k[2] for k in kernels]
+    if any(ops[i] != ops[i % period] for i in range(len(ops))):
+        return runs
+    return [kernels[i : i + period] for i in range(0, len(kernels), period)]
+
+
+def _host_executions(space: Any) -> dict[str, int]:
+    """Module name -> executions the host launched (``<module>:XLA GPU module`` events)."""
+    counts: dict[str, int] = {}
+    for plane in space.planes:
+        if not plane.name.startswith("/host:"):
+            continue
+        names = {k: m.name for k, m in plane.event_metadata.items()}
+        for line in plane.lines:
+            for event in line.events:
+                name = names.get(event.metadata_id, "")
+                if name.endswith(":XLA GPU module"):
+                    module = name.removesuffix(":XLA GPU module")
+                    counts[module] = counts.get(module, 0) + 1
+    return counts
+
+
 def _execution(module: str, program_id: int | None, device: str, run: list[Any]) -> Execution:
     launches: list[Launch] = []
     for start, duration, op in run:
@@ -136,12 +169,19 @@ def read_xplane(path: str, warmup: int | None = None) -> Profile:
                 kernels.setdefault(key, []).append((start, event.duration_ps / 1000, str(op)))
     if not kernels:
         raise ProfileError(f"{path}: no GPU kernel of an XLA program in this profile")
-    executions = [
-        _execution(module, program_id, plane, run)
-        for (module, program_id, plane), found in kernels.items()
-        for run in _split(found)
+    launched = _host_executions(space)
+    devices: dict[str, set[str]] = {}
+    for module, _, plane in kernels:
+        devices.setdefault(module, set()).add(plane)
+    executions = []
+    for (module, program_id, plane), found in kernels.items():
+        expected = launched.get(module, 0) // max(len(devices[module]), 1)
+        for run in _periodic(_split(found), expected):
+            executions.append(_execution(module, program_id, plane, run))
+    notes = [
+        "executions cut at pauses between kernels, or as the host's launches of the module "
+        "when they run back to back (the file keeps no module range on the GPU)"
     ]
-    notes = ["executions cut at pauses between kernels (the file keeps no module range)"]
     if outside:
         notes.append(f"{outside} GPU kernels or copies carry no hlo_op (not counted)")
     return Profile(
