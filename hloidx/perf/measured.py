@@ -8,7 +8,6 @@ this module reads its ``ops`` (instruction -> mean_ns, per_step, samples), ``exe
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -58,7 +57,7 @@ class MeasuredJoin:
             out.append(
                 Slice(
                     launch.instruction,
-                    "measured communication" if collective else "measured compute",
+                    "communication" if collective else "compute",
                     launch.start_ns - zero,
                     launch.start_ns - zero + launch.duration_ns,
                     "collective" if collective else "kernel",
@@ -216,7 +215,7 @@ def join_measured(
         )
         if k.exec_time_ns is not None and k.exec_time_ns > 0 and op.mean_ns > 0:
             ratio = k.exec_time_ns / op.mean_ns
-            misses.append((abs(math.log2(ratio)) * op.mean_ns * op.per_step, k, op, ratio))
+            misses.append((abs(k.exec_time_ns - op.mean_ns) * op.per_step, k, op, ratio))
     join.accuracy = {
         k: round(v, 4) if isinstance(v, float) else v for k, v in accuracy(rows).items()
     }

@@ -67,7 +67,7 @@ def lines(join: Any, estimated_step_ns: float | None) -> list[str]:
         f"{_figure(a.get('median_abs_log2'))}"
     )
     if join.mispredictions:
-        out.append("largest mispredictions (by |log2| x measured time per step):")
+        out.append("largest mispredictions (by |estimate - measured| x launches per step):")
         for m in join.mispredictions:
             out.append(
                 f"  {m['name']}: estimated {_time(m['estimate_ns'])}, measured "

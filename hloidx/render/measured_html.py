@@ -5,7 +5,7 @@ one, and the accuracy and notes; and the measured lane of ``--format trace``."""
 from __future__ import annotations
 
 from html import escape
-from math import log10
+from math import floor, log10
 from typing import TYPE_CHECKING, Any
 
 from ..perf.text import human_time
@@ -30,15 +30,17 @@ def scatter_svg(report: CostReport) -> str:
     if not points:
         return "<p>No kernel has both an estimate and a measurement.</p>"
     values = [v for p in points for v in p[:2]]
-    lo = 10 ** (int(log10(min(values))) - (1 if min(values) < 1 else 0))
-    hi = 10 ** (int(log10(max(values))) + 1)
+    # decades from 1 ns (or below the smallest time) to above the largest; smaller estimates
+    # sit on the bottom edge (their tooltip gives the value)
+    lo = 10.0 ** max(0, floor(log10(min(values))))
+    hi = 10.0 ** (floor(log10(max(values))) + 1)
     span = log10(hi) - log10(lo)
 
     def px(v: float) -> float:
-        return _PAD + (log10(v) - log10(lo)) / span * (_W - 2 * _PAD)
+        return _PAD + (log10(max(v, lo)) - log10(lo)) / span * (_W - 2 * _PAD)
 
     def py(v: float) -> float:
-        return _H - _PAD - (log10(v) - log10(lo)) / span * (_H - 2 * _PAD)
+        return _H - _PAD - (log10(max(v, lo)) - log10(lo)) / span * (_H - 2 * _PAD)
 
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" role="img" '
@@ -118,10 +120,10 @@ def measured_trace_events(report: CostReport) -> list[dict[str, Any]]:
             "ph": "M",
             "pid": MEASURED_PID,
             "tid": 0,
-            "args": {"name": f"GPU (measured: {join.source}, first steady execution)"},
+            "args": {"name": f"GPU measured ({join.source}, first steady execution)"},
         }
     ]
-    for tid, name in ((1, "measured compute"), (2, "measured communication")):
+    for tid, name in ((1, "measured compute stream"), (2, "measured communication")):
         events.append(
             {
                 "name": "thread_name",

@@ -152,14 +152,14 @@ def _axis(parts: list[str], total: float, scale: float, lanes: int) -> None:
         )
 
 
-MEASURED_LANES = ("measured compute", "measured communication")
+MEASURED_LANES = LANES
 
 
 def measured_timeline_svg(
     slices: list[Slice], total_ns: float, title: str, tooltip: Callable[[Slice], str] | None = None
 ) -> str:
-    """The measured execution as the same Gantt chart (its own time axis): ``slices`` on the
-    lanes ``measured compute`` and ``measured communication``."""
+    """The measured execution as the same Gantt chart (its own time axis, the title says it
+    is measured): ``slices`` on the lanes ``compute`` and ``communication``."""
     total = max(total_ns, max((s.end_ns for s in slices), default=0.0), 1.0)
     scale = (WIDTH - PAD_LEFT - PAD_RIGHT) / total
     height = TOP + len(MEASURED_LANES) * (LANE_HEIGHT + LANE_GAP) + 30
