@@ -163,3 +163,22 @@ def test_bad_profile_exits_2_with_one_line_and_the_estimates(tmp_path, case) -> 
     assert profile in lines[0]
     assert expected in lines[0]
     assert "Traceback" not in err
+
+
+def test_a_profile_that_carries_its_hlo_is_costed_alone() -> None:
+    # tw003.xplane.pb embeds the optimized HloProto of jit_forward_3d_conv (program 15)
+    xplane = paths.DATA / "measured" / "xplane" / "tw003.xplane.pb"
+    code, out, err = _run(str(xplane), "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["module"] == "jit_forward_3d_conv"
+    assert "304 cores" in doc["device"]  # the MI300X's compute units, from the device plane
+    rows = {r["name"]: r for r in doc["kernels"]}
+    assert set(rows) == {
+        "input_transpose_fusion",
+        "input_transpose_fusion.1",
+        "loop_transpose_fusion",
+        "cudnn-conv.1",
+    }
+    assert all("measured" in r for r in rows.values())
+    assert doc["measured"]["program_id"] == 15
