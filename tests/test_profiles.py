@@ -197,6 +197,64 @@ def test_xplane_back_to_back_executions_are_cut_as_the_host_launched_them(tmp_pa
     assert program.ops["first"].per_step == 1
 
 
+def test_trace_json_keeps_what_it_has(tmp_path) -> None:
+    import gzip
+
+    events = [
+        {"ph": "M", "name": "process_name", "pid": 3, "args": {"name": "/device:GPU:0"}},
+        {"ph": "M", "name": "process_name", "pid": 9, "args": {"name": "/host:CPU"}},
+        {"ph": "X", "pid": 9, "ts": 1, "dur": 5, "name": "host", "args": {"hlo_op": "f.1"}},
+    ]
+    for k, t0 in enumerate([0.0, 5_000.0, 10_000.0]):  # microseconds; pauses of ms between
+        for op, ts, dur in (("fusion.1", t0, 2.0 + 3 * (k == 0)), ("fusion.2", t0 + 6, 1.0)):
+            args = {"hlo_op": op, "hlo_module": "jit_h"}
+            events.append(
+                {
+                    "ph": "X",
+                    "pid": 3,
+                    "tid": 1,
+                    "ts": ts,
+                    "dur": dur,
+                    "args": args,
+                    "name": op.replace(".", "_"),
+                }
+            )
+    path = tmp_path / "host.trace.json.gz"
+    path.write_bytes(gzip.compress(json.dumps({"traceEvents": events}).encode()))
+    profile = read_profile(str(path))
+    program = program_for(profile, "jit_h")
+    assert program.program_id is None  # the trace JSON drops it
+    # equal spans (7 us): of three or more executions the first is dropped all the same
+    assert (program.warmup, program.executions) == (1, 2)
+    assert program.ops["fusion.1"].mean_ns == pytest.approx(2_000)
+    assert any("no program_id" in n for n in profile.notes)
+
+
+def test_nsys_jax_device_from_device_metadata_without_a_dump(tmp_path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hloidx.perf.gpu_specs import parse_text_proto
+
+    folder = write_nsys_jax(tmp_path / "run", _pax_like_ranges())
+    gpu = {
+        "name": "NVIDIA H100 80GB HBM3",
+        "smCount": 132,
+        "clockRate": 1_980_000_000,
+        "memoryBandwidth": 3_352_320_000_000,
+        "computeMajor": 9,
+        "computeMinor": 0,
+    }
+    columns = {f"('TARGET_INFO_GPU', '{k}')": [v] for k, v in gpu.items()}
+    pq.write_table(pa.table(columns), folder / "device-metadata.parquet")
+    message = parse_text_proto(read_profile(str(folder)).device)
+    info = message["gpu_device_info"][0]
+    assert int(info["core_count"][0]) == 132
+    assert float(info["clock_rate_ghz"][0]) == pytest.approx(1.98)
+    assert info["cuda_compute_capability"][0]["major"] == ["9"]
+    assert message["device_description_str"] == ["NVIDIA H100 80GB HBM3"]
+
+
 def _damaged(tmp_path):
     zip_bytes = PAX_ZIP.read_bytes()
     cases = {
