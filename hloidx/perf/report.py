@@ -11,6 +11,7 @@ from ..errors import HloidxError
 from ..hlo.fusion import body_of
 from ..hlo.ir import CALL_ATTRIBUTES, INDEXING_IRRELEVANT_ATTRIBUTES
 from ..hlo.sharing import structure_key
+from .calibration import calibrate_kernel, launch_gap
 from .costs import KernelCost
 from .devices import CostDevice
 from .fusion_model import estimate_fusion
@@ -42,13 +43,15 @@ class CostReport:
     loops: list[Loop] = field(default_factory=list)
     step: StepResult | None = None
     stage: Stage | None = None
+    #: the time per launch between kernels: XLA's 1 µs, the measured launch gap in hloidx's
+    launch_ns: float = KERNEL_LAUNCH_OVERHEAD_NS
     #: a measured profile joined onto the rows (``hloidx.perf.measured.join_measured``)
     measured: Any = None
 
     @property
     def total_time_ns(self) -> float:
-        """Sum of the kernels' estimates plus XLA's 1 µs launch overhead per kernel."""
-        return self.kernels_time_ns + KERNEL_LAUNCH_OVERHEAD_NS * self.launches
+        """Sum of the kernels' estimates plus ``launch_ns`` per launch."""
+        return self.kernels_time_ns + self.launch_ns * self.launches
 
     @property
     def launches(self) -> int:
@@ -92,7 +95,7 @@ class CostReport:
                 "kernels": len(self.kernels),
                 "kernels_time_ns": round(total, 3),
                 "launches": self.launches,
-                "launch_overhead_ns": KERNEL_LAUNCH_OVERHEAD_NS * self.launches,
+                "launch_overhead_ns": self.launch_ns * self.launches,
                 "bytes_read": sum(k.bytes_read for k in self.kernels),
                 "bytes_written": sum(k.bytes_written for k in self.kernels),
                 "flops": sum(k.flops for k in self.kernels),
@@ -271,6 +274,8 @@ def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -
     if kernel.kind == "op":
         cost.kind = "unfused op"
     cost.fingerprint = fingerprint
+    if model == "hloidx":
+        calibrate_kernel(kernel, cost, device)
     cost.why = explain(cost)
     return cost
 
@@ -324,8 +329,10 @@ def estimate_module(
     if collective_time is None:
         from .collectives import collective_timer
 
-        collective_time = collective_timer(module, profile, gpus_per_node, collective_config)
-    report.step = step_of(program, costs, collective_time)
+        collective_time = collective_timer(module, profile, gpus_per_node, collective_config, model)
+    if model == "hloidx":
+        report.launch_ns = launch_gap(profile).value
+    report.step = step_of(program, costs, collective_time, report.launch_ns)
     for cost in costs:
         if cost.name in report.step.inactive_kernels:
             cost.launches = 0
@@ -334,15 +341,19 @@ def estimate_module(
 
 
 def step_of(
-    program: Program, costs: list[KernelCost], collective_time: CollectiveTimer | None
+    program: Program,
+    costs: list[KernelCost],
+    collective_time: CollectiveTimer | None,
+    launch_ns: float = KERNEL_LAUNCH_OVERHEAD_NS,
 ) -> StepResult:
-    """The program's step with each kernel row's estimate plus XLA's launch overhead."""
+    """The program's step with each kernel row's estimate plus ``launch_ns`` per launch
+    (XLA's launch overhead; the measured launch gap in hloidx's model)."""
     by_name = {c.name: c for c in costs}
 
     def kernel_ns(kernel: Kernel) -> float | None:
         cost = by_name.get(kernel.name)
         if cost is None:
             return None
-        return (cost.exec_time_ns or 0.0) + KERNEL_LAUNCH_OVERHEAD_NS
+        return (cost.exec_time_ns or 0.0) + launch_ns
 
     return simulate_step(program, kernel_ns, collective_time)

@@ -33,6 +33,7 @@ class TableSource(Protocol):
     loops: Sequence[Any]
     step: Any
     stage: Any
+    launch_ns: float
 
     def collective_rows(self) -> list[Any]: ...
 
@@ -123,7 +124,8 @@ def report_text(report: TableSource, sort: str = "time", limit: int | None = Non
     lines.append("")
     lines.append(
         f"kernels: {kernels}   estimated module time: {human_time(report.total_time_ns)} "
-        f"({human_time(total)} in kernels + {report.launches} x 1 us launch overhead)"
+        f"({human_time(total)} in kernels + {report.launches} x {report.launch_ns / 1e3:g} us "
+        f"{'launch overhead' if report.model == 'xla' else 'measured gap between kernels'})"
     )
     lines.append(
         f"bytes read: {human_bytes(sum(k.bytes_read for k in report.kernels))}   "
