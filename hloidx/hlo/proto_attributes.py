@@ -18,12 +18,18 @@ __all__ = ["Context", "extra_attributes"]
 
 
 class Context:
-    """What an instruction's attributes refer to: computation names by id, and the operand
-    shapes of the instruction's computation by instruction id."""
+    """What an instruction's attributes refer to: computation names by id, and the
+    instructions of the instruction's computation by id (for an operand's shape)."""
 
     def __init__(self, computation_names: dict[int, str]) -> None:
         self.computation_names = computation_names
-        self.shapes: dict[int, Any] = {}
+        self.instructions: dict[int, Any] = {}
+
+    def operand_shape(self, ins: Any, index: int = 0) -> Any | None:
+        if len(ins.operand_ids) <= index:
+            return None
+        operand = self.instructions.get(ins.operand_ids[index])
+        return None if operand is None else operand.shape
 
     def name(self, computation_id: int) -> str:
         found = self.computation_names.get(computation_id)
@@ -307,7 +313,7 @@ def _default_comparison(type_name: str) -> str:
 
 def _compare(ins: Any, out: list[str], ctx: Context) -> None:
     out.append(f"direction={ins.comparison_direction}")
-    operand = ctx.shapes.get(ins.operand_ids[0]) if ins.operand_ids else None
+    operand = ctx.operand_shape(ins)
     kind = ins.comparison_type
     if (
         kind
@@ -490,7 +496,7 @@ def _called(ins: Any, opcode: str, ctx: Context, out: list[str]) -> None:
     elif opcode == "select-and-scatter" and len(called) > 1:
         out.extend([f"select={called[0]}", f"scatter={called[1]}"])
     elif opcode == "conditional":
-        first = ctx.shapes.get(ins.operand_ids[0]) if ins.operand_ids else None
+        first = ctx.operand_shape(ins)
         if first is not None and first.element_type == 1 and len(called) == 2:
             out.extend([f"true_computation={called[0]}", f"false_computation={called[1]}"])
         else:

@@ -16,11 +16,10 @@ from .proto_values import literal_text, shape_text
 __all__ = ["module_proto_text"]
 
 
-def _post_order(instructions: list[Any]) -> list[Any]:
+def _post_order(instructions: list[Any], by_id: dict[int, Any]) -> list[Any]:
     """XLA's HloComputation::MakeInstructionPostOrder: a depth-first walk from every
     instruction nobody uses, operands first (first operand first), then control
     predecessors."""
-    by_id = {ins.id: ins for ins in instructions}
     used: set[int] = set()
     for ins in instructions:
         used.update(ins.operand_ids)
@@ -59,11 +58,11 @@ def _listed(computation: Any) -> list[Any]:
     return sorted(computation.instructions, key=lambda ins: ins.id)
 
 
-def _computation_order(module: Any) -> list[Any]:
+def _computation_order(module: Any) -> tuple[list[Any], dict[int, list[Any]]]:
     """XLA's HloModule::MakeComputationPostOrder: for every computation nobody calls (by id,
     the order XLA keeps computations read from a proto), the computations it embeds, depth
     first in instruction order (a called computation is claimed when its caller is reached),
-    then itself."""
+    then itself. Also each computation's instructions by id."""
     computations = sorted(module.computations, key=lambda c: c.id)
     by_id = {c.id: c for c in computations}
     listed = {c.id: _listed(c) for c in computations}
@@ -105,7 +104,7 @@ def _computation_order(module: Any) -> list[Any]:
         if top.id not in added:
             added.add(top.id)
             order.append(top)
-    return order
+    return order, listed
 
 
 def _single_wrapped(computation: Any) -> Any | None:
@@ -246,17 +245,19 @@ def module_proto_text(module: Any) -> str:
             module.computations[-1].id if module.computations else -1,
         )
     blocks = [_header(module)]
-    for c in _computation_order(module):
+    order, listed = _computation_order(module)
+    for c in order:
         if c.id in folded:
             continue
-        by_id = {ins.id: ins for ins in c.instructions}
-        local = {ins.id: ins.name for ins in c.instructions}
-        ctx.shapes = {ins.id: ins.shape for ins in c.instructions}
+        instructions = listed[c.id]
+        by_id = {ins.id: ins for ins in instructions}
+        local = {key: ins.name for key, ins in by_id.items()}
+        ctx.instructions = by_id
         sequence = schedule.get(c.id) if schedule else None
-        if sequence is not None and len(sequence.instruction_ids) == len(c.instructions):
+        if sequence is not None and len(sequence.instruction_ids) == len(instructions):
             ordered = [by_id[i] for i in sequence.instruction_ids if i in by_id]
         else:
-            ordered = _post_order(_listed(c))
+            ordered = _post_order(instructions, by_id)
         lines = [("ENTRY " if c.id == entry_id else "") + c.name + " {"]
         for ins in ordered:
             folded_into = _async_wrapped(ins, by_id, wrapped) if ins.opcode in _ASYNC else None
