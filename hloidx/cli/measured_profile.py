@@ -14,8 +14,8 @@ _DUMP_NUMBER = re.compile(r"module_(\d+)\.")
 def is_profile_path(path: str) -> bool:
     """A profile rather than an HLO module: an nsys-jax folder or zip, SQLite, xplane."""
     p = Path(path)
-    if p.is_dir():
-        return True
+    if p.is_dir():  # an unpacked nsys-jax archive (else a dump directory: the caller's)
+        return any(p.glob("nvtx_gpu_proj_trace")) or any(p.glob("*/nvtx_gpu_proj_trace"))
     if p.name.endswith((".xplane.pb", ".zip", ".sqlite", ".nsys-rep.sqlite")):
         return True
     try:

@@ -114,6 +114,14 @@ def _async_starts(module: HloModule) -> dict[str, str]:
     return out
 
 
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
+
+
 def join_measured(
     report: CostReport,
     module: HloModule,
@@ -216,9 +224,7 @@ def join_measured(
         if k.exec_time_ns is not None and k.exec_time_ns > 0 and op.mean_ns > 0:
             ratio = k.exec_time_ns / op.mean_ns
             misses.append((abs(k.exec_time_ns - op.mean_ns) * op.per_step, k, op, ratio))
-    join.accuracy = {
-        k: round(v, 4) if isinstance(v, float) else v for k, v in accuracy(rows).items()
-    }
+    join.accuracy = _rounded(accuracy(rows))
     misses.sort(key=lambda m: m[0], reverse=True)
     join.mispredictions = [
         {
