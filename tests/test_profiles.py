@@ -269,6 +269,23 @@ def _damaged(tmp_path):
         path = tmp_path / name
         path.write_bytes(data)
         out.append(path)
+    # the right format, content no profiler writes: times that are text
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    weird = tmp_path / "weird" / "nvtx_gpu_proj_trace"
+    weird.mkdir(parents=True)
+    columns = {
+        "Name": [module_range("jit_a", 1)],
+        "Projected Start": ["x"],
+        "Projected Duration": ["y"],
+        "PID": [1],
+        "TID": [1],
+        "RangeId": [1.0],
+        "ParentId": [None],
+    }
+    pq.write_table(pa.table(columns), weird / "trace.parquet")
+    out.append(weird.parent)
     return out
 
 

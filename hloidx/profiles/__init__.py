@@ -87,3 +87,9 @@ def read_profile(path: str, warmup: int | None = None) -> Profile:
         if (e.name or "").split(".")[0] in ("pyarrow", "google") or "_pb2" in str(e.name):
             raise ProfileError(f"{path}: {INSTALL} (missing {e.name})") from None
         raise
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as e:
+        # a file of the right format with content no profiler writes (a wrong column type,
+        # a missing field): the file is what is wrong
+        raise ProfileError(
+            f"{path}: unexpected content for a {kind} profile ({type(e).__name__}: {e})"
+        ) from None
