@@ -182,3 +182,12 @@ def test_a_profile_that_carries_its_hlo_is_costed_alone() -> None:
     }
     assert all("measured" in r for r in rows.values())
     assert doc["measured"]["program_id"] == 15
+
+
+def test_the_library_takes_a_profile_too(tmp_path) -> None:
+    import hloidx
+
+    view = hloidx.cost(str(SMALL), profile=str(_profile(tmp_path / "p")))
+    rows = {r["name"]: r for r in view.as_dict()["kernels"]}
+    assert rows["add_fusion"]["measured"]["mean_ns"] == _mean(1)
+    assert "measured step" in str(view)

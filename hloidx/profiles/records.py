@@ -119,6 +119,10 @@ class Profile:
     hlo: dict[tuple[str, int | None], Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
+    def program_for(self, module: str, program_id: int | None = None) -> ProgramProfile:
+        """:func:`program_for` of this profile."""
+        return program_for(self, module, program_id)
+
 
 def warmup_count(durations: list[float]) -> int:
     """How many of the first executions are warm-up: the leading ones slower than
