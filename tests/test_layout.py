@@ -29,11 +29,14 @@ ALLOWED: dict[str, set[str]] = {
     "pictures": {"hlo", "maps", "base"},
     "check": {"stablehlo", "hlo", "maps", "base"},
     "perf": {"gpu", "tiling", "hlo", "maps", "base"},
+    # measured profiles -> times per (module, program, instruction); knows nothing of estimates
+    "profiles": {"hlo", "base"},
     # the renderers every front end shares: text, JSON documents, HTML (Rich, never Click)
     "render": {"check", "perf", "gpu", "tiling", "stablehlo", "pictures", "hlo", "maps", "base"},
     # Click wiring and options only; its text comes from render/
     "cli": {
         "cli",
+        "profiles",
         "render",
         "lsp",
         "model_explorer",
@@ -55,6 +58,7 @@ ALLOWED: dict[str, set[str]] = {
     # (test_layout_display_code_stays_above_the_analyses)
     "notebook": {
         "render",
+        "profiles",
         "perf",
         "check",
         "gpu",
@@ -67,6 +71,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "api": {
         "notebook",
+        "profiles",
         "render",
         "cli",
         "check",

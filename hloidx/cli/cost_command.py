@@ -16,10 +16,10 @@ from .options import global_options, language_option
 @click.argument("file", metavar="FILE", required=False)
 @click.option(
     "--device",
-    default="rtx-a6000",
-    show_default=True,
-    help="GPU: rtx-a6000 (XLA's test device), a100, h100, or one of XLA's spec files "
-    "(h100_sxm, b200, a100_pcie_80, ...; --list-devices shows them all).",
+    default=None,
+    help="GPU: rtx-a6000 (XLA's test device, the default), a100, h100, or one of XLA's spec "
+    "files (h100_sxm, b200, a100_pcie_80, ...; --list-devices shows them all). With "
+    "--profile, the profiled GPU unless given.",
 )
 @click.option(
     "--device-spec",
@@ -74,6 +74,20 @@ from .options import global_options, language_option
     metavar="B.hlo",
     help="Compare with a second module: the same kernels before (FILE) and after (B.hlo).",
 )
+@click.option(
+    "--profile",
+    "profile_path",
+    metavar="PROFILE",
+    help="A measured profile of the module (nsys-jax archive or folder, Nsight Systems SQLite "
+    "export, *.xplane.pb, trace.json.gz): each kernel's measured time beside its estimate "
+    "(needs hloidx[profile]). FILE may be the profile itself when it carries its HLO.",
+)
+@click.option(
+    "--warmup",
+    type=click.IntRange(min=0),
+    help="With --profile: drop this many first executions per GPU (default: the leading "
+    "executions slower than 1.1x the median, at least the first of three or more).",
+)
 @language_option
 @global_options
 def cost(
@@ -88,6 +102,8 @@ def cost(
     limit: int | None,
     fmt: str,
     compare_file: str | None,
+    profile_path: str | None,
+    warmup: int | None,
     language: str,
 ) -> None:
     """Estimated time of every kernel the module launches on a GPU, and why.
@@ -139,11 +155,28 @@ def cost(
             return
         if file is None:
             raise click.UsageError("FILE is required (or --list-devices)")
-        target = _device(device, device_spec)
+        from . import measured_profile
+
         config = _collective_config(collective_config)
-        module, _, errors = load_module(file, language)
-        if errors:
-            sys.exit(EXIT_BAD_INPUT)
+        profile = program = profile_error = None
+        if profile_path is None and measured_profile.is_profile_path(file):
+            profile_path = file
+            profile = measured_profile.read(file, warmup)
+            module, program = measured_profile.module_of(profile)
+        else:
+            module, _, errors = load_module(file, language)
+            if errors:
+                sys.exit(EXIT_BAD_INPUT)
+            if profile_path is not None:
+                try:
+                    profile = measured_profile.read(profile_path, warmup)
+                    program = measured_profile.program_of(profile, module, file)
+                except HloidxError as error:
+                    profile_error = error
+        from_profile = None
+        if profile is not None and device is None and device_spec is None:
+            from_profile = measured_profile.profile_device(profile)
+        target = from_profile or _device(device or "rtx-a6000", device_spec)
 
         def run(m: Any) -> Any:
             return estimate_module(
@@ -151,6 +184,8 @@ def cost(
             )
 
         report = run(module)
+        if program is not None:
+            measured_profile.attach(report, module, profile, program)
         if compare_file is not None:
             other, _, errors = load_module(compare_file, language)
             if errors:
@@ -181,6 +216,10 @@ def cost(
             click.echo(json.dumps(node_data_document(module, values, label)[0]))
         else:
             click.echo(report.text(sort, limit))
+        if profile_error is not None:
+            # the estimates are printed; the profile that could not be joined is the error
+            report_error(profile_error)
+            sys.exit(EXIT_BAD_INPUT)
     except HloidxError as error:
         report_error(error)
         sys.exit(EXIT_BAD_INPUT)

@@ -153,17 +153,35 @@ def coalescing(
 
 def cost(
     source: Any,
-    device: str = "rtx-a6000",
+    device: str | None = None,
     *,
     model: str = "hloidx",
     sort: str = "time",
     limit: int | None = None,
+    profile: str | None = None,
 ) -> CostView:
-    """What each kernel of the module costs on ``device`` (``hloidx cost``), from the cost
-    model of :mod:`hloidx.perf` (estimates, labelled so); ``model`` ``"hloidx"`` or
-    ``"xla"``, rows by ``sort`` (time, bytes, flops, name), the first ``limit``."""
+    """What each kernel of the module costs on ``device`` (``hloidx cost``; rtx-a6000 unless
+    the profile gives the GPU), from the cost model of :mod:`hloidx.perf` (estimates,
+    labelled so); ``model`` ``"hloidx"`` or ``"xla"``, rows by ``sort`` (time, bytes, flops,
+    name), the first ``limit``. ``profile``: a measured profile of the module (nsys-jax,
+    Nsight SQLite, xplane; ``hloidx cost --profile``) joined onto the rows."""
     try:
         from ..perf import estimate_module
     except ImportError as error:
         raise HloidxError(f"the cost model (hloidx.perf) is not available: {error}") from None
-    return CostView(estimate_module(as_module(source), device, model), sort, limit)
+    module = as_module(source)
+    measured = program = None
+    target: Any = device
+    if profile is not None:
+        from ..perf.measured_source import attach, profile_device, program_of
+        from ..profiles import read_profile
+
+        measured = read_profile(profile)
+        path = os.fspath(source) if isinstance(source, str | os.PathLike) else None
+        program = program_of(measured, module, path if path and os.path.isfile(path) else None)
+        if device is None:
+            target = profile_device(measured)
+    report = estimate_module(module, target or "rtx-a6000", model)
+    if measured is not None:
+        attach(report, module, measured, program)
+    return CostView(report, sort, limit)

@@ -73,6 +73,9 @@ class KernelCost:
     heaviest_index: int = -1
     #: times the kernel is launched (a while loop's body: its known trip count)
     launches: int = 1
+    #: a time that depends on the data (a scatter whose rows may collide): [low, high] ns
+    exec_time_range_ns: tuple[float, float] | None = None
+    range_reason: str = ""
 
     @property
     def bound(self) -> str:
@@ -110,4 +113,14 @@ class KernelCost:
             "operands": [o.as_json() for o in self.operands],
             "why": self.why,
             "notes": list(self.notes),
+            **self._range_json(),
+        }
+
+    def _range_json(self) -> dict[str, Any]:
+        if self.exec_time_range_ns is None:
+            return {}
+        low, high = self.exec_time_range_ns
+        return {
+            "exec_time_range_ns": [round(low, 3), round(high, 3)],
+            "range_reason": self.range_reason,
         }

@@ -202,6 +202,8 @@ def _estimate_library(instr: Instruction, device: CostDevice, model: str) -> Ker
             f"XLA's measured GEMM table ({device.compute_capability})"
             if measured
             else f"{matrix_unit(device.name)} roofline (datasheet peak)"
+            if model == "xla"
+            else f"{matrix_unit(device.name)} roofline (measured share of the datasheet peak)"
         )
         cost.emitter = f"{cost.emitter}: {source}"
         if measured:

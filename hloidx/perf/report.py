@@ -12,6 +12,7 @@ from ..hlo.fusion import body_of
 from ..hlo.ir import CALL_ATTRIBUTES, INDEXING_IRRELEVANT_ATTRIBUTES
 from ..hlo.sharing import structure_key
 from .backend_config import read_backend_config
+from .calibration import calibrate_kernel, launch_gap
 from .costs import KernelCost
 from .devices import CostDevice
 from .fusion_model import estimate_fusion
@@ -43,11 +44,15 @@ class CostReport:
     loops: list[Loop] = field(default_factory=list)
     step: StepResult | None = None
     stage: Stage | None = None
+    #: the time per launch between kernels: XLA's 1 µs, the measured launch gap in hloidx's
+    launch_ns: float = KERNEL_LAUNCH_OVERHEAD_NS
+    #: a measured profile joined onto the rows (``hloidx.perf.measured.join_measured``)
+    measured: Any = None
 
     @property
     def total_time_ns(self) -> float:
-        """Sum of the kernels' estimates plus XLA's 1 µs launch overhead per kernel."""
-        return self.kernels_time_ns + KERNEL_LAUNCH_OVERHEAD_NS * self.launches
+        """Sum of the kernels' estimates plus ``launch_ns`` per launch."""
+        return self.kernels_time_ns + self.launch_ns * self.launches
 
     @property
     def launches(self) -> int:
@@ -74,7 +79,7 @@ class CostReport:
         if limit is not None:
             rows = rows[:limit]
         total = self.kernels_time_ns
-        return {
+        doc = {
             "schema_version": 1,
             "module": self.module,
             "device": self.device.name,
@@ -91,7 +96,7 @@ class CostReport:
                 "kernels": len(self.kernels),
                 "kernels_time_ns": round(total, 3),
                 "launches": self.launches,
-                "launch_overhead_ns": KERNEL_LAUNCH_OVERHEAD_NS * self.launches,
+                "launch_overhead_ns": self.launch_ns * self.launches,
                 "bytes_read": sum(k.bytes_read for k in self.kernels),
                 "bytes_written": sum(k.bytes_written for k in self.kernels),
                 "flops": sum(k.flops for k in self.kernels),
@@ -101,6 +106,9 @@ class CostReport:
             "loops": [loop.as_json() for loop in self.loops],
             "step": None if self.step is None else self.step.as_json(),
         }
+        if self.measured is not None:
+            self.measured.annotate(doc)
+        return doc
 
     def collective_rows(self) -> list[Any]:
         """The collectives' rows, most exposed first, then the longest."""
@@ -272,6 +280,8 @@ def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -
     if not config.readable:
         cost.notes.append(f"{instr.name}: {config.error}; estimated without it")
     cost.fingerprint = fingerprint
+    if model == "hloidx":
+        calibrate_kernel(kernel, cost, device)
     cost.why = explain(cost)
     return cost
 
@@ -325,8 +335,10 @@ def estimate_module(
     if collective_time is None:
         from .collectives import collective_timer
 
-        collective_time = collective_timer(module, profile, gpus_per_node, collective_config)
-    report.step = step_of(program, costs, collective_time)
+        collective_time = collective_timer(module, profile, gpus_per_node, collective_config, model)
+    if model == "hloidx":
+        report.launch_ns = launch_gap(profile).value
+    report.step = step_of(program, costs, collective_time, report.launch_ns)
     for cost in costs:
         if cost.name in report.step.inactive_kernels:
             cost.launches = 0
@@ -335,15 +347,19 @@ def estimate_module(
 
 
 def step_of(
-    program: Program, costs: list[KernelCost], collective_time: CollectiveTimer | None
+    program: Program,
+    costs: list[KernelCost],
+    collective_time: CollectiveTimer | None,
+    launch_ns: float = KERNEL_LAUNCH_OVERHEAD_NS,
 ) -> StepResult:
-    """The program's step with each kernel row's estimate plus XLA's launch overhead."""
+    """The program's step with each kernel row's estimate plus ``launch_ns`` per launch
+    (XLA's launch overhead; the measured launch gap in hloidx's model)."""
     by_name = {c.name: c for c in costs}
 
     def kernel_ns(kernel: Kernel) -> float | None:
         cost = by_name.get(kernel.name)
         if cost is None:
             return None
-        return (cost.exec_time_ns or 0.0) + KERNEL_LAUNCH_OVERHEAD_NS
+        return (cost.exec_time_ns or 0.0) + launch_ns
 
     return simulate_step(program, kernel_ns, collective_time)
