@@ -97,6 +97,17 @@ def _expected_nodes(computation, layer):
     return out
 
 
+def test_binary_hlo_draws_as_its_text_does():
+    """XLA's binary HLO (an nsys-jax dump module) gives the graphs of jaxlib's text of it."""
+    pytest.importorskip("google.protobuf")
+    dump = ROOT / "tests" / "data" / "binary_hlo" / "pax_dump"
+    proto = min(dump.glob("*.hlo.pb.xz"), key=lambda p: p.stat().st_size)
+    text = ROOT / "tests" / "data" / "binary_hlo" / "jaxlib_text" / proto.name[: -len(".pb.xz")]
+    from_proto = module_document(read_module(str(proto)), with_maps=False)
+    from_text = module_document(parse_hlo(text.read_text(), str(text)), with_maps=False)
+    assert from_proto == from_text
+
+
 def test_a_node_carries_its_operands_maps_status_and_utilization():
     text = """HloModule t
 ENTRY main {

@@ -7,31 +7,30 @@ adapter's node ids. Both work without the Model Explorer package installed.
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from typing import Any
 
 from ..errors import HloidxError
 from ..hlo.ir import HloModule
 from .graphs import module_graphs, node_id, running_computations
 
-#: file endings the adapter takes: HLO text, XLA's dump files, gzip-compressed HLO, StableHLO
-FILE_EXTENSIONS = ["hlo", "txt", "gz", "mlir"]
+#: file endings the adapter takes: HLO text, XLA's dump files, gzip- or xz-compressed HLO,
+#: XLA's binary HLO (``*.hlo.pb``, ``*.hlo.pb.xz``), StableHLO
+FILE_EXTENSIONS = ["hlo", "txt", "gz", "xz", "pb", "mlir"]
 
 
 def read_module(path: str) -> HloModule:
-    """The module in ``path`` (HLO text or StableHLO, gzip read through); the first located
-    error of an unreadable module is raised as an :class:`HloidxError`."""
+    """The module in ``path`` (HLO text, XLA's binary HLO or StableHLO; gzip and xz read
+    through); the first located error of an unreadable module is raised as an
+    :class:`HloidxError`."""
+    from ..hlo.binary_hlo import decompressed, hlo_text_from_bytes
     from ..stablehlo import parse_module_lenient
 
     with open(path, "rb") as handle:
-        data = handle.read()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as error:
-            raise HloidxError(f"{path}: a damaged gzip file ({error})") from None
-    module, errors = parse_module_lenient(data.decode("utf-8", errors="replace"), path)
+        data = decompressed(handle.read(), path)
+    text = hlo_text_from_bytes(data, path)
+    if text is None:
+        text = data.decode("utf-8", errors="replace")
+    module, errors = parse_module_lenient(text, path)
     if module is None:
         raise errors[0] if errors else HloidxError(f"{path}: no module could be read")
     return module
