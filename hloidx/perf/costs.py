@@ -71,6 +71,8 @@ class KernelCost:
     heaviest_index: int = -1
     #: times the kernel is launched (a while loop's body: its known trip count)
     launches: int = 1
+    #: which of XLA's models timed the kernel (``--model xla``; empty for hloidx's model)
+    timed_by: str = ""
 
     @property
     def bound(self) -> str:
@@ -108,4 +110,5 @@ class KernelCost:
             "operands": [o.as_json() for o in self.operands],
             "why": self.why,
             "notes": list(self.notes),
+            **({"timed_by": self.timed_by} if self.timed_by else {}),
         }

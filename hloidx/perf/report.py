@@ -23,6 +23,7 @@ from .stage import Stage, module_stage
 from .step import CollectiveTimer, StepResult, simulate_step
 from .tiled import NotTileable, best_tiling, configured_tiling, estimate_tiled, num_output_tiles
 from .why import explain
+from .xla_kernel_cost import TIMED_INDEXING, classic_kernel_cost
 
 if TYPE_CHECKING:
     from ..hlo.ir import HloModule
@@ -212,8 +213,14 @@ def _renamed(template: KernelCost, kernel: Kernel) -> KernelCost:
     cost.operands = operands
     cost.notes = list(template.notes)
     cost.launches = kernel.repeats
-    cost.why = explain(cost)
+    cost.why = _why(cost)
     return cost
+
+
+def _why(cost: KernelCost) -> str:
+    """The row's reason, led by the XLA model that timed it (``--model xla``)."""
+    reason = explain(cost)
+    return f"{cost.timed_by}: {reason}" if cost.timed_by else reason
 
 
 def _estimate_triton(kernel: Kernel, device: CostDevice, model: str) -> KernelCost:
@@ -257,6 +264,13 @@ def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -
         cost = _estimate_triton(kernel, device, model)
         if model == "hloidx" and cost.tile_sizes is not None:
             cost.notes.append("the tiled model is XLA's in both models (hloidx adds nothing)")
+        if model == "xla":
+            # priority fusion times Triton fusions with the indexing model
+            cost.timed_by = TIMED_INDEXING
+    elif model == "xla":
+        # XLA's SoL latency estimator and priority fusion time other kernels with the classic
+        # GpuPerformanceModel over GpuHloCostAnalysis, on the kernel as it is in the module
+        cost = classic_kernel_cost(instr, device)
     else:
         cost = estimate_fusion(kernel.fusion, device, model)
     cost.name = kernel.name
@@ -266,7 +280,7 @@ def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -
     if kernel.kind == "op":
         cost.kind = "unfused op"
     cost.fingerprint = fingerprint
-    cost.why = explain(cost)
+    cost.why = _why(cost)
     return cost
 
 

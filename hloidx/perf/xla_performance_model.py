@@ -176,6 +176,13 @@ class ClassicModel:
                 label = f"reduction ({config.reduction.detail})"
             blocks, threads = prod(config.blocks), prod(config.threads_per_block)
             return Launch(choice.kind, label, blocks, threads, True)
+        if choice.kind == "scatter" and choice.hero is not None and choice.hero.operands:
+            # XLA's scatter emitter (after its scatter simplifier) launches over the updates:
+            # CalculateLaunchDimensions of the updates' shape, one element a thread
+            n = choice.hero.operands[-1].shape.num_elements()
+            threads = min(FALLBACK_THREADS_PER_BLOCK, max(1, n))
+            label = "scatter (distributed updates)"
+            return Launch(choice.kind, label, max(1, ceil(n / threads)), threads, False)
         roots = computation_outputs(body_of(fusion))
         n = elements_recursive(roots[0].shape if roots else fusion.shape)
         blocks = ceil(n / FALLBACK_THREADS_PER_BLOCK)
