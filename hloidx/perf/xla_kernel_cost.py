@@ -7,6 +7,7 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
+from ..caches import register
 from ..hlo.fusion import body_of
 from .costs import KernelCost, OperandCost
 from .xla_performance_model import ClassicModel
@@ -20,6 +21,7 @@ TIMED_INDEXING = "XLA's indexing model (Triton)"
 
 #: one model (and cost analysis) per module and device, dropped with the module
 _MODELS: weakref.WeakKeyDictionary[HloModule, dict[str, ClassicModel]] = weakref.WeakKeyDictionary()
+register(_MODELS.clear)
 
 
 def classic_model(instr: Instruction, device: CostDevice) -> ClassicModel:
