@@ -114,6 +114,12 @@ def classic_kernel_cost(instr: Instruction, device: CostDevice) -> KernelCost:
         for r in data.operands
     ]
     notes = [f"timed by {TIMED_CLASSIC} over GpuHloCostAnalysis", *quirks(instr)]
+    if instr.opcode == "fusion" and (instr.fusion_kind or "").lower() in ("kcustom", "custom"):
+        notes.append(
+            "a custom fusion: XLA's SoL latency estimator times only loop and input fusions "
+            "with this model (it gives other kernels a nominal cost); the classic model's "
+            "figures are shown"
+        )
     if not launch.modelled and launch.emitter == "scatter":
         notes.append(
             "launch: over the updates, one element a thread (XLA's scatter emitter with "
