@@ -213,3 +213,34 @@ def test_in_place_dus_cost_does_not_depend_on_the_aliased_buffer(rows):
     assert row.bytes_written == 64 * 4
     (one,) = _rows(_dus_module(1)).values()
     assert row.exec_time_ns == one.exec_time_ns
+
+
+def _scatter_module(rows: int) -> str:
+    return f"""HloModule scatter
+
+add {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}}
+
+ENTRY e {{
+  table = f32[{rows},64] parameter(0)
+  idx = s32[16,1] parameter(1)
+  upd = f32[16,64] parameter(2)
+  ROOT s = f32[{rows},64] scatter(table, idx, upd), update_window_dims={{1}},
+    inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1,
+    to_apply=add
+}}
+"""
+
+
+@settings(max_examples=10, deadline=None)
+@given(rows=st.integers(min_value=16, max_value=1 << 24))
+def test_unfused_scatter_bytes_do_not_depend_on_the_aliased_operand(rows):
+    """HloCostAnalysis::HandleScatter: the updates read, the rows they update read and
+    written, the indices read; the operand's size does not enter."""
+    (row,) = _rows(_scatter_module(rows)).values()
+    updates, indices = 16 * 64 * 4, 16 * 4
+    assert row.bytes_read == 2 * updates + indices
+    assert row.bytes_written == updates
