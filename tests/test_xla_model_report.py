@@ -119,6 +119,7 @@ def test_bitcast_of_dus_root_is_xla_quirk_named_in_its_row():
     assert bdus.bytes_written == whole
     assert bdus.bytes_read == whole - UPDATE_BYTES + UPDATE_BYTES + 4
     assert any("bitcast(dynamic-update-slice)" in n and "quirk" in n for n in bdus.notes)
+    assert "XLA's quirk: a bitcast(dynamic-update-slice) root" in bdus.why
 
 
 def test_scatter_fusion_at_full_operand_size_is_xla_quirk_named_in_its_row():
@@ -127,6 +128,7 @@ def test_scatter_fusion_at_full_operand_size_is_xla_quirk_named_in_its_row():
     assert sc.bytes_written == operand
     assert sc.bytes_read == operand + 1024 * 4 + 1024 * 256 * 4
     assert any("scatter fusion" in n and "quirk" in n for n in sc.notes)
+    assert "XLA's quirk: a scatter fusion" in sc.why
     # XLA's scatter emitter launches over the updates
     assert sc.blocks * sc.threads_per_block == 1024 * 256
 

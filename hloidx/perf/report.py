@@ -220,7 +220,10 @@ def _renamed(template: KernelCost, kernel: Kernel) -> KernelCost:
 def _why(cost: KernelCost) -> str:
     """The row's reason, led by the XLA model that timed it (``--model xla``)."""
     reason = explain(cost)
-    return f"{cost.timed_by}: {reason}" if cost.timed_by else reason
+    if not cost.timed_by:
+        return reason
+    quirks = [n.split(", though")[0].split(" (")[0] for n in cost.notes if n.startswith("XLA's q")]
+    return "; ".join([f"{cost.timed_by}: {reason}", *quirks])
 
 
 def _estimate_triton(kernel: Kernel, device: CostDevice, model: str) -> KernelCost:

@@ -37,8 +37,8 @@ def classic_model(instr: Instruction, device: CostDevice) -> ClassicModel:
 
 
 def quirks(instr: Instruction) -> list[str]:
-    """XLA's counting quirks that apply to ``instr`` (where the default model counts what the
-    kernel moves)."""
+    """XLA's counting quirks that apply to ``instr``: where XLA counts bytes the kernel does not
+    move (the default model counts what the kernel moves)."""
     if instr.opcode == "dynamic-update-slice":
         return []
     if instr.opcode != "fusion":
@@ -54,22 +54,22 @@ def quirks(instr: Instruction) -> list[str]:
         for r in roots
     ):
         out.append(
-            "XLA's quirk (the default model differs): a bitcast(dynamic-update-slice) root is "
-            "counted as writing the whole buffer; XLA's cost analysis sees an in-place update "
-            "only when the dynamic-update-slice itself is the root"
+            "XLA's quirk: a bitcast(dynamic-update-slice) root is counted as reading and writing "
+            "the whole buffer, though the kernel updates it in place (XLA's cost analysis sees "
+            "an in-place update only when the dynamic-update-slice itself is the root)"
         )
     custom = (instr.fusion_kind or "").lower() in ("kcustom", "custom")
     held = {i.opcode for i in body.instructions}
     if custom and held & {"gather", "scatter"}:
         out.append(
-            "XLA's quirk (the default model differs): a custom fusion holding a gather or "
-            "scatter is costed as that op alone, on its own operands"
+            "XLA's quirk: a custom fusion holding a gather or scatter is costed as that op "
+            "alone, its operand counts taken as the fusion's"
         )
     elif "scatter" in held:
         out.append(
-            "XLA's quirk (the default model differs): a scatter fusion is counted as reading "
-            "and writing its whole operand (the fused scatter leaves the operand at full "
-            "utilization), not the updated rows"
+            "XLA's quirk: a scatter fusion is counted as reading and writing its whole operand "
+            "(the fused scatter leaves the operand at full utilization), though the kernel "
+            "updates only the rows its updates reach"
         )
     return out
 
