@@ -305,7 +305,9 @@ def estimate_module(
 ) -> CostReport:
     """Every kernel of the module's entry computation (and of its loops, calls and
     conditionals), estimated on ``device`` by ``model`` (``hloidx``: distinct bytes and
-    thread-map coalescing; ``xla``: XLA's model as is), with the step on a timeline.
+    thread-map coalescing; ``xla``: what XLA uses where it uses it, its classic
+    ``GpuPerformanceModel`` for non-Triton kernels and its indexing model for Triton fusions),
+    with the step on a timeline.
     ``collective_time``: the duration of a collective; by default XLA's
     ``SolLatencyEstimator`` (:func:`hloidx.perf.collectives.collective_timer`, with
     ``gpus_per_node`` and XLA's ``collective_config`` options), which gives None (not
