@@ -213,17 +213,16 @@ def _renamed(template: KernelCost, kernel: Kernel) -> KernelCost:
     cost.operands = operands
     cost.notes = list(template.notes)
     cost.launches = kernel.repeats
-    cost.why = _why(cost)
+    cost.why = explain(cost)
+    if cost.timed_by:
+        cost.why = _with_model(cost)
     return cost
 
 
-def _why(cost: KernelCost) -> str:
-    """The row's reason, led by the XLA model that timed it (``--model xla``)."""
-    reason = explain(cost)
-    if not cost.timed_by:
-        return reason
+def _with_model(cost: KernelCost) -> str:
+    """The row's reason led by the XLA model that timed it, XLA's quirks after it."""
     quirks = [n.split(", though")[0].split(" (")[0] for n in cost.notes if n.startswith("XLA's q")]
-    return "; ".join([f"{cost.timed_by}: {reason}", *quirks])
+    return "; ".join([f"{cost.timed_by}: {cost.why}", *quirks])
 
 
 def _estimate_triton(kernel: Kernel, device: CostDevice, model: str) -> KernelCost:
@@ -283,7 +282,9 @@ def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -
     if kernel.kind == "op":
         cost.kind = "unfused op"
     cost.fingerprint = fingerprint
-    cost.why = _why(cost)
+    cost.why = explain(cost)
+    if cost.timed_by:
+        cost.why = _with_model(cost)
     return cost
 
 
