@@ -154,12 +154,16 @@ def _default_layout(shape: Shape) -> tuple[int, ...]:
 
 
 def transpose_is_bitcast(instr: Instruction) -> bool:
-    """``ShapeUtil::TransposeIsBitcast``: the same physical order, unit dimensions ignored."""
+    """``ShapeUtil::TransposeIsBitcast``: the permutation maps the output's minor-to-major order
+    onto the input's exactly (unit dimensions included), same element type."""
     src, out = instr.operands[0].shape, instr.shape
+    if src.element_type != out.element_type:
+        return False
     perm = instr.dimensions or ()
-    src_order = [d for d in _default_layout(src) if src.dims[d] != 1]
-    out_order = [perm[d] for d in _default_layout(out) if out.dims[d] != 1]
-    return src_order == out_order
+    out_order = _default_layout(out)
+    if any(d >= len(perm) for d in out_order):
+        return False
+    return tuple(perm[d] for d in out_order) == tuple(_default_layout(src))
 
 
 class Props(dict):
