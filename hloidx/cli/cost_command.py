@@ -98,10 +98,8 @@ def cost(
     bounds it, its share of the module, and why (the operand that dominates and its reason:
     not coalesced, read N times per element, broadcast-heavy; registers spill; a
     compute-bound op). The totals add XLA's 1 us launch overhead per kernel. The numbers are
-    estimates from XLA:GPU's cost model formulas, not measurements. --model xla times each
-    kernel as XLA does (its classic GpuPerformanceModel for loop, input and unfused kernels,
-    its indexing model for Triton fusions; each row names the model and XLA's counting quirks);
-    --model hloidx (the default) counts each operand's bytes from the elements
+    estimates from XLA:GPU's cost model formulas, not measurements. --model xla reproduces
+    XLA's model; --model hloidx (the default) counts each operand's bytes from the elements
     its maps really read and judges coalescing from the thread-id maps, and says in the row
     where that differs from XLA. Triton fusions use the tiled model (the configured tiling,
     or the best of XLA's search); a tiling that spills registers "does not fit".
