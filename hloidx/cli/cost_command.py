@@ -47,8 +47,10 @@ from .options import global_options, language_option
     type=click.Choice(["hloidx", "xla"]),
     default="hloidx",
     show_default=True,
-    help="xla: XLA's indexing cost model as is; hloidx: bytes from the elements the maps "
-    "really read and coalescing from the thread-id maps.",
+    help="xla: what XLA uses where it uses it: its classic GpuPerformanceModel over "
+    "GpuHloCostAnalysis for non-Triton kernels, its indexing model for Triton fusions, quirks "
+    "kept and named in the row; hloidx: bytes from the elements the maps really read and "
+    "coalescing from the thread-id maps.",
 )
 @click.option(
     "--sort",

@@ -25,6 +25,7 @@ from .stage import Stage, module_stage
 from .step import CollectiveTimer, StepResult, simulate_step
 from .tiled import NotTileable, best_tiling, configured_tiling, estimate_tiled, num_output_tiles
 from .why import explain
+from .xla_kernel_cost import TIMED_INDEXING, classic_kernel_cost
 
 if TYPE_CHECKING:
     from ..hlo.ir import HloModule
@@ -222,7 +223,15 @@ def _renamed(template: KernelCost, kernel: Kernel) -> KernelCost:
     cost.notes = list(template.notes)
     cost.launches = kernel.repeats
     cost.why = explain(cost)
+    if cost.timed_by:
+        cost.why = _with_model(cost)
     return cost
+
+
+def _with_model(cost: KernelCost) -> str:
+    """The row's reason led by the XLA model that timed it, XLA's quirks after it."""
+    quirks = [n.split(", though")[0].split(" (")[0] for n in cost.notes if n.startswith("XLA's q")]
+    return "; ".join([f"{cost.timed_by}: {cost.why}", *quirks])
 
 
 def _estimate_triton(kernel: Kernel, device: CostDevice, model: str) -> KernelCost:
@@ -266,6 +275,13 @@ def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -
         cost = _estimate_triton(kernel, device, model)
         if model == "hloidx" and cost.tile_sizes is not None:
             cost.notes.append("the tiled model is XLA's in both models (hloidx adds nothing)")
+        if model == "xla":
+            # priority fusion times Triton fusions with the indexing model
+            cost.timed_by = TIMED_INDEXING
+    elif model == "xla":
+        # XLA's SoL latency estimator and priority fusion time other kernels with the classic
+        # GpuPerformanceModel over GpuHloCostAnalysis, on the kernel as it is in the module
+        cost = classic_kernel_cost(instr, device)
     else:
         cost = estimate_fusion(kernel.fusion, device, model)
     cost.name = kernel.name
@@ -283,6 +299,8 @@ def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -
     if model == "hloidx":
         calibrate_kernel(kernel, cost, device)
     cost.why = explain(cost)
+    if cost.timed_by:
+        cost.why = _with_model(cost)
     return cost
 
 
@@ -304,7 +322,9 @@ def estimate_module(
 ) -> CostReport:
     """Every kernel of the module's entry computation (and of its loops, calls and
     conditionals), estimated on ``device`` by ``model`` (``hloidx``: distinct bytes and
-    thread-map coalescing; ``xla``: XLA's model as is), with the step on a timeline.
+    thread-map coalescing; ``xla``: what XLA uses where it uses it, its classic
+    ``GpuPerformanceModel`` for non-Triton kernels and its indexing model for Triton fusions),
+    with the step on a timeline.
     ``collective_time``: the duration of a collective; by default XLA's
     ``SolLatencyEstimator`` (:func:`hloidx.perf.collectives.collective_timer`, with
     ``gpus_per_node`` and XLA's ``collective_config`` options), which gives None (not
