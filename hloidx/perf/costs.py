@@ -29,6 +29,8 @@ class OperandCost:
     #: what XLA's model says for the same operand when it differs (hloidx model only)
     xla_bytes_read: int | None = None
     xla_coalesced: bool | None = None
+    #: XLA's count ranges over runtime index values (a gather's, a scatter's): not bytes
+    xla_over_runtime_values: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -58,6 +60,8 @@ class KernelCost:
     #: None when the kernel does not fit (a tiling that spills registers)
     exec_time_ns: float | None
     fits: bool = True
+    #: which of XLA's models timed the kernel (``--model xla``; empty for hloidx's model)
+    timed_by: str = ""
     tile_sizes: list[list[int]] | None = None
     num_warps: int | None = None
     operands: list[OperandCost] = field(default_factory=list)
@@ -104,6 +108,7 @@ class KernelCost:
             "compute_time_ns": round(self.compute_time_ns, 3),
             "exec_time_ns": None if self.exec_time_ns is None else round(self.exec_time_ns, 3),
             "bound": self.bound,
+            **({"timed_by": self.timed_by} if self.timed_by else {}),
             "share": None if share is None else round(share, 6),
             "fits": self.fits,
             "tile_sizes": self.tile_sizes,

@@ -103,7 +103,12 @@ def report_text(report: TableSource, sort: str = "time", limit: int | None = Non
                 k.why,
             )
         )
-    widths = [max(len(str(r[i])) for r in table) for i in range(len(header) - 1)]
+    measured = getattr(report, "measured", None)
+    if measured is not None:
+        from .measured_text import with_columns
+
+        table = with_columns(table, shown, measured)
+    widths = [max(len(str(r[i])) for r in table) for i in range(len(table[0]) - 1)]
     lines = [
         f"{report.module} on {report.device.name}, model {report.model} "
         "(an estimate from XLA's cost model formulas, not a measurement)"
@@ -136,6 +141,11 @@ def report_text(report: TableSource, sort: str = "time", limit: int | None = Non
             continue
         lines.append(f"no row: {s.name} ({s.opcode}): {s.reason}")
     lines.extend(step_lines(report))
+    if measured is not None:
+        from .measured_text import lines as measured_lines
+
+        step = None if report.step is None else report.step.time_ns
+        lines.extend(measured_lines(measured, step))
     return "\n".join(lines)
 
 
