@@ -1,0 +1,322 @@
+"""``--names roles``: an analysis whose printed maps name their variables by what they index.
+
+The analysis itself is never touched: :func:`name_instruction` returns a copy whose maps are
+the same relations with named variables (:func:`hloidx.maps.var_names.named`), and whose
+operands carry the names and roles (``OperandAnalysis.map_names``) for the JSON.
+
+How a map gets its names: dimension variables index the instruction's output (output-to-input)
+or the operand (input-to-output), so they take those dims' names (:mod:`.roles`) directly.
+Range and runtime variables are named by the rules that introduce them and carried through
+composition: the op's maps (or, for a fusion, the walk through its body) are built once more
+with named symbols and simplified as the analysis simplifies; a named result is used only when
+renamed back by position it equals the analysis' own map, so a name is never guessed. A map
+with no such twin keeps plain symbols (its dimensions are still named).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from typing import Any
+
+from ..errors import HloidxError
+from ..maps.indexing_map import IndexingMap
+from ..maps.var_names import VarNames, named, plain
+from .analysis import InstructionAnalysis, ModuleAnalysis, drop_unused_runtime_vars, simplify_map
+from .ir import Computation, Instruction
+from .roles import (
+    Named,
+    convolution_output_names,
+    dot_output_names,
+    names_through,
+    range_names,
+    runtime_names,
+    with_symbol_names,
+)
+
+
+def _table(instr: Instruction) -> Any:
+    """The output-to-input table the analysis uses for ``instr``."""
+    from . import fusion
+
+    return fusion.output_to_input(instr)
+
+
+def _cell_of(table: Any, out_id: int, operand_id: int) -> Any:
+    if not table:
+        return None
+    row = table[out_id] if out_id < len(table) else table[0]
+    return row[operand_id] if operand_id < len(row) else None
+
+
+def _outputs(instr: Instruction) -> int:
+    shape = instr.shape
+    return len(shape.tuple_shapes or ()) if shape.is_tuple else 1
+
+
+class Namer:
+    """Output dim names of the instructions of one computation (memoised); a fused
+    computation's parameters take the names of the fusion's operands (``bound``)."""
+
+    def __init__(self, bound: dict[int, tuple[Named, ...]] | None = None) -> None:
+        self.bound = bound or {}
+        self.known: dict[tuple[int, int], tuple[Named, ...]] = {}
+        self.keep: list[Instruction] = []  # the ids above stay theirs
+
+    def output_names(self, instr: Instruction, out_id: int = 0) -> tuple[Named, ...]:
+        key = (id(instr), out_id)
+        found = self.known.get(key)
+        if found is not None:
+            return found
+        # operands first, without recursion (chains of thousands of ops)
+        stack = [instr]
+        while stack:
+            top = stack[-1]
+            pending = [o for o in top.operands if (id(o), 0) not in self.known and o is not top]
+            pending = [o for o in pending if o not in stack]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            for k in range(max(1, _outputs(top))):
+                if (id(top), k) not in self.known:
+                    self.known[(id(top), k)] = self._compute(top, k)
+                    self.keep.append(top)
+        return self.known.get(key) or ()
+
+    def _compute(self, instr: Instruction, out_id: int) -> tuple[Named, ...]:
+        shape = instr.shape
+        if shape.is_tuple:
+            shapes = shape.tuple_shapes or ()
+            if out_id >= len(shapes) or shapes[out_id].is_tuple:
+                return ()
+            rank = len(shapes[out_id].dims)
+        else:
+            rank = len(shape.dims)
+        blank: tuple[Named, ...] = (("", ""),) * rank
+        try:
+            return self._semantic(instr, out_id, rank) or blank
+        except HloidxError:
+            return blank
+        except Exception:  # names are a reading aid: an op they cannot read stays plain
+            return blank
+
+    def _semantic(self, instr: Instruction, out_id: int, rank: int) -> tuple[Named, ...] | None:
+        op = instr.opcode
+        if op == "parameter":
+            return self.bound.get(id(instr))
+        if op == "dot":
+            return dot_output_names(instr)
+        if op == "convolution":
+            return convolution_output_names(instr)
+        if op in ("fusion", "call"):
+            from .fusion import body_of, computation_outputs
+
+            body = body_of(instr)
+            inner = Namer(_parameter_names(body, instr, self))
+            outs = computation_outputs(body)
+            return inner.output_names(outs[out_id]) if out_id < len(outs) else None
+        if not instr.operands:
+            return None
+        table = _table(instr)
+        out = [("", "")] * rank
+        for j, operand in enumerate(instr.operands):
+            if not operand.shape.is_array:
+                continue
+            cell = _cell_of(table, out_id, j)
+            if cell is None or not cell.maps:
+                continue
+            m = cell.maps[0]
+            if m.is_undefined or m.is_known_empty or m.num_dims != rank:
+                continue
+            through = names_through(m, self.output_names(operand))
+            out = [o if o[0] else t for o, t in zip(out, through, strict=True)]
+        return tuple(out)
+
+
+def _parameter_names(body: Computation, caller: Instruction, namer: Namer) -> dict[int, Any]:
+    out = {}
+    for p in body.parameters:
+        k = p.parameter_number
+        if k is not None and 0 <= k < len(caller.operands) and caller.operands[k].shape.is_array:
+            out[id(p)] = namer.output_names(caller.operands[k])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Named candidates of an operand's maps, matched with the analysis' maps
+# ---------------------------------------------------------------------------
+
+
+class _NamedTables:
+    """Op tables with named range and runtime variables, for one walk: a name is given to one
+    op's variables only (a second dot's contracting variable is ``k_2``), so that each name
+    has one role (``roles``: name -> role, the op named in it)."""
+
+    def __init__(self, fused: bool) -> None:
+        self.fused = fused
+        self.roles: dict[str, str] = {}
+        self.owner: dict[str, int] = {}
+
+    def _own(self, instr: Instruction, names: list[Named]) -> list[Named]:
+        out = []
+        for name, role in names:
+            if not name:
+                out.append((name, role))
+                continue
+            base, k = name, 2
+            while self.owner.get(name, id(instr)) != id(instr):
+                name = f"{base}_{k}"
+                k += 1
+            self.owner[name] = id(instr)
+            role = f"{role} ({instr.name})" if self.fused else role
+            self.roles.setdefault(name, role)
+            out.append((name, role))
+        return out
+
+    def __call__(self, instr: Instruction) -> Any:
+        from .sparse_rows import SparseRow
+
+        table = _table(instr)
+        if instr.opcode in ("fusion", "call", "conditional", "while"):
+            return table
+
+        def name_cell(j: int, cell: Any) -> Any:
+            rts = self._own(instr, runtime_names(cell.runtime_vars))
+            maps = tuple(
+                with_symbol_names(m, self._own(instr, range_names(instr, j, m)), rts)
+                for m in cell.maps
+            )
+            return replace(cell, maps=maps)
+
+        named_rows: list[Any] = []
+        for row in table:
+            if isinstance(row, SparseRow):
+                cells = {j: name_cell(j, cell) for j, cell in row.stored()}
+                named_rows.append(SparseRow(len(row), cells, name_cell(-1, row.default)))
+            else:
+                named_rows.append([name_cell(j, cell) for j, cell in enumerate(row)])
+        return named_rows
+
+
+def _candidates(
+    instr: Instruction, operand_id: int, tables: _NamedTables
+) -> list[tuple[int, IndexingMap, Any]]:
+    """(output, named map before simplification, runtime descriptions) of operand
+    ``operand_id``: the rule's maps with named symbols, or a fusion body walked with them."""
+    out = []
+    if instr.opcode in ("fusion", "call"):
+        from .fusion import body_of, computation_outputs, grouped_output_to_input
+
+        body = body_of(instr)
+        params = [p for p in body.parameters if p.parameter_number == operand_id]
+        if not params:
+            return []
+        for out_id, start in enumerate(computation_outputs(body)):
+            reached = grouped_output_to_input(start, rules=tables).get(params[0])
+            if reached is None:
+                continue
+            out.extend((out_id, t.map, t.runtime_vars) for t in reached.maps)
+        return out
+    if instr.opcode in ("conditional", "while"):
+        return []
+    table = tables(instr)
+    for out_id in range(max(1, _outputs(instr))):
+        cell = _cell_of(table, out_id, operand_id)
+        if cell is not None:
+            out.extend((out_id, m, cell.runtime_vars) for m in cell.maps)
+    return out
+
+
+def o2i_names(instr: Instruction, operand_id: int, maps: list[IndexingMap], namer: Namer) -> list:
+    """A VarNames for each of the analysis' output-to-input maps of one operand."""
+    found: dict[IndexingMap, tuple[int, IndexingMap]] = {}
+    tables = _NamedTables(fused=instr.opcode in ("fusion", "call"))
+    roles = tables.roles
+    try:
+        for out_id, candidate, rts in _candidates(instr, operand_id, tables):
+            if candidate.is_undefined or candidate.is_known_empty:
+                continue
+            simplified, _ = drop_unused_runtime_vars(simplify_map(candidate), tuple(rts))
+            found.setdefault(plain(simplified, keep_gpu_names=True), (out_id, simplified))
+    except HloidxError:
+        found = {}
+    except Exception:  # a reading aid never stops a report: plain symbols then
+        found = {}
+    out = []
+    for m in maps:
+        hit = found.get(m)
+        out_id = hit[0] if hit is not None else 0
+        dims = namer.output_names(instr, out_id)
+        if len(dims) != m.num_dims:
+            dims = ()
+        if hit is None:
+            out.append(_var_names(dims, (), ()))
+            continue
+        twin = hit[1]
+        ranges = tuple((v.name, roles.get(v.name, "")) for v in twin.range_vars)
+        rtn = tuple((v.name, roles.get(v.name, "")) for v in twin.rt_vars)
+        out.append(_var_names(dims, ranges, rtn))
+    return out
+
+
+def _var_names(dims: Any, ranges: Any, rts: Any) -> VarNames:
+    return VarNames(
+        tuple(n for n, _ in dims),
+        tuple(n for n, _ in ranges),
+        tuple(n for n, _ in rts),
+        tuple(r for _, r in dims),
+        tuple(r for _, r in ranges),
+        tuple(r for _, r in rts),
+    )
+
+
+def name_instruction(ins: InstructionAnalysis, namer: Namer | None = None) -> InstructionAnalysis:
+    """A copy of ``ins`` whose maps name their variables by role (the analysis is unchanged)."""
+    instr = ins.instruction
+    if instr is None:
+        return ins
+    namer = namer or Namer()
+    operands = []
+    for op in ins.operands:
+        source = op.shared_from or op
+        o2i = o2i_names(instr, op.index, source.output_to_input, namer)
+        operand_dims = ()
+        if op.index < len(instr.operands) and instr.operands[op.index].shape.is_array:
+            operand_dims = namer.output_names(instr.operands[op.index])
+        i2o = [
+            _var_names(operand_dims if len(operand_dims) == m.num_dims else (), (), ())
+            for m in source.input_to_output
+        ]
+        operands.append(
+            replace(
+                source,
+                index=op.index,
+                name=op.name,
+                shape=op.shape,
+                output_to_input=[
+                    named(m, n) for m, n in zip(source.output_to_input, o2i, strict=True)
+                ],
+                input_to_output=[
+                    named(m, n) for m, n in zip(source.input_to_output, i2o, strict=True)
+                ],
+                shared_from=None,
+                map_names=(o2i, i2o),
+            )
+        )
+    return replace(ins, operands=operands)
+
+
+def name_each(analyses: Iterable[InstructionAnalysis]) -> Iterator[InstructionAnalysis]:
+    """Each analysis named by role, as it comes (one namer for the module)."""
+    namer = Namer()
+    for ins in analyses:
+        yield name_instruction(ins, namer)
+
+
+def name_module(analysis: ModuleAnalysis) -> ModuleAnalysis:
+    """A copy of a module's analysis whose maps name their variables by role."""
+    return replace(analysis, instructions=list(name_each(analysis.instructions)))
+
+
+__all__ = ["Namer", "name_each", "name_instruction", "name_module", "o2i_names"]
