@@ -304,7 +304,19 @@ def name_instruction(ins: InstructionAnalysis, namer: Namer | None = None) -> In
                 map_names=(o2i, i2o),
             )
         )
+        operands[-1].runtime_vars = _renamed_runtime_vars(operands[-1])
     return replace(ins, operands=operands)
+
+
+def _renamed_runtime_vars(op: Any) -> list[Any]:
+    """The runtime variables listed under the names the (first) map with them prints."""
+    listed = op.runtime_vars
+    for m in op.output_to_input:
+        if m.rt_vars and len(m.rt_vars) == len(listed):
+            return [
+                (v.name or entry[0], *entry[1:]) for v, entry in zip(m.rt_vars, listed, strict=True)
+            ]
+    return listed
 
 
 def name_each(analyses: Iterable[InstructionAnalysis]) -> Iterator[InstructionAnalysis]:

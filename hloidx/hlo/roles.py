@@ -111,6 +111,18 @@ def names_through(m: IndexingMap, operand: tuple[Named, ...]) -> list[Named]:
     return out
 
 
+def _range_places(m: IndexingMap) -> list[int | None]:
+    """For each range variable, the one result (operand dim) it appears in; None otherwise."""
+    places: list[int | None] = [None] * m.num_range_vars
+    seen = [0] * m.num_range_vars
+    for p, r in enumerate(m.results):
+        for v in variables(r):
+            if v.kind == VarKind.RANGE:
+                places[v.index] = p
+                seen[v.index] += 1
+    return [p if n == 1 else None for p, n in zip(places, seen, strict=True)]
+
+
 def range_names(instr: Instruction, operand_id: int, m: IndexingMap) -> list[Named]:
     """Names of the range variables an op's rule gives operand ``operand_id``'s map."""
     op = instr.opcode
@@ -126,15 +138,28 @@ def range_names(instr: Instruction, operand_id: int, m: IndexingMap) -> list[Nam
     if op == "reduce-window":
         inputs = len(instr.operands) // 2
         if operand_id < inputs:
-            return [(f"w{i}", f"window position in dim {i}") for i in range(count)]
-    if op == "convolution":
+            places = _range_places(m)
+            return [
+                (f"w{p}", f"window position in dim {p}") if p is not None else ("", "")
+                for p in places
+            ]
+    if op == "convolution" and operand_id in (0, 1):
         try:
-            spatial = len(instr.convolution_dimension_numbers.input_spatial)
+            dn = instr.convolution_dimension_numbers
         except (HloidxError, AttributeError):
             return []
-        if count == spatial + 1:
-            out = [(f"w{i}", f"window position in spatial dim {i}") for i in range(spatial)]
-            return [*out, ("fi", "input feature")]
+        spatial = dn.input_spatial if operand_id == 0 else dn.kernel_spatial
+        feature = dn.input_feature if operand_id == 0 else dn.kernel_input_feature
+        out = []
+        for p in _range_places(m):
+            if p is not None and p in spatial:
+                k = spatial.index(p)
+                out.append((f"w{k}", f"window position in spatial dim {k}"))
+            elif p is not None and p == feature:
+                out.append(("fi", "input feature"))
+            else:
+                out.append(("", ""))
+        return out
     return []
 
 
