@@ -255,3 +255,11 @@ def test_cli_names_roles_json_variables(tmp_path, monkeypatch):
         ]
         plain_run = runner.invoke(cli, ["maps", "ops.hlo", "--instruction", "dot"])
         assert "(d0, d1, d2)[s0] -> (d0, s0, d1)" in plain_run.output
+
+
+def test_notebook_api_names():
+    import hloidx
+
+    a = hloidx.analyze(OPS, names="roles", direction="o2i")
+    assert "(b, m, n)[k] -> (b, k, m)" in str(a.instruction("dot"))
+    assert "(d0, d1, d2)[s0] -> (d0, s0, d1)" in str(hloidx.analyze(OPS).instruction("dot"))

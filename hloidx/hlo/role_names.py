@@ -61,7 +61,9 @@ class Namer:
     def __init__(self, bound: dict[int, tuple[Named, ...]] | None = None) -> None:
         self.bound = bound or {}
         self.known: dict[tuple[int, int], tuple[Named, ...]] = {}
-        self.keep: list[Instruction] = []  # the ids above stay theirs
+        self.keep: list[Any] = []  # the ids above stay theirs
+        #: an operand analysis shared by structurally equal instructions -> its matched twins
+        self.twins: dict[int, tuple[Any, dict[IndexingMap, tuple[int, IndexingMap]], dict]] = {}
 
     def output_names(self, instr: Instruction, out_id: int = 0) -> tuple[Named, ...]:
         key = (id(instr), out_id)
@@ -70,14 +72,18 @@ class Namer:
             return found
         # operands first, without recursion (chains of thousands of ops)
         stack = [instr]
+        on_stack = {id(instr)}
         while stack:
             top = stack[-1]
-            pending = [o for o in top.operands if (id(o), 0) not in self.known and o is not top]
-            pending = [o for o in pending if o not in stack]
+            pending = [
+                o for o in top.operands if (id(o), 0) not in self.known and id(o) not in on_stack
+            ]
             if pending:
                 stack.extend(pending)
+                on_stack.update(id(o) for o in pending)
                 continue
             stack.pop()
+            on_stack.discard(id(top))
             for k in range(max(1, _outputs(top))):
                 if (id(top), k) not in self.known:
                     self.known[(id(top), k)] = self._compute(top, k)
@@ -230,6 +236,17 @@ def _candidates(
 
 def o2i_names(instr: Instruction, operand_id: int, maps: list[IndexingMap], namer: Namer) -> list:
     """A VarNames for each of the analysis' output-to-input maps of one operand."""
+    found, roles = _twins(instr, operand_id, maps, namer)
+    return _names_of(instr, maps, namer, found, roles)
+
+
+def _twins(instr: Instruction, operand_id: int, maps: list[IndexingMap], namer: Namer) -> Any:
+    """The named twin of each map (by the map renamed back), memoised for an operand analysis
+    that structurally equal instructions share (unless runtime variables name producers)."""
+    key = id(maps)
+    hit = namer.twins.get(key)
+    if hit is not None and hit[0] is maps:
+        return hit[1], hit[2]
     found: dict[IndexingMap, tuple[int, IndexingMap]] = {}
     tables = _NamedTables(fused=instr.opcode in ("fusion", "call"))
     roles = tables.roles
@@ -243,6 +260,12 @@ def o2i_names(instr: Instruction, operand_id: int, maps: list[IndexingMap], name
         found = {}
     except Exception:  # a reading aid never stops a report: plain symbols then
         found = {}
+    if not any(m.rt_vars for m in maps):
+        namer.twins[key] = (maps, found, roles)
+    return found, roles
+
+
+def _names_of(instr: Instruction, maps: list, namer: Namer, found: dict, roles: dict) -> list:
     out = []
     for m in maps:
         hit = found.get(m)
