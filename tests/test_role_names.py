@@ -263,3 +263,42 @@ def test_notebook_api_names():
     a = hloidx.analyze(OPS, names="roles", direction="o2i")
     assert "(b, m, n)[k] -> (b, k, m)" in str(a.instruction("dot"))
     assert "(d0, d1, d2)[s0] -> (d0, s0, d1)" in str(hloidx.analyze(OPS).instruction("dot"))
+
+
+GATHER_SCATTER = (
+    "HloModule gs\n"
+    + ADD
+    + """
+ENTRY e {
+  table = f32[5,6] parameter(0)
+  idx = s32[3,1] parameter(1)
+  g = f32[3,6] gather(table, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,6}
+  upd = f32[3,6] parameter(2)
+  ROOT s = f32[5,6] scatter(table, idx, upd), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+"""
+)
+
+
+def test_gather_and_scatter_roles():
+    plain_analysis = analyze(parse_hlo(GATHER_SCATTER))
+    named_analysis = name_module(plain_analysis)
+    # gather: output (g, o0) reads table[idx[g, 0], o0]; idx is read at (g, 0) (its index
+    # vector has one component: the range variable over it is simplified away)
+    assert _text(named_analysis, "g", 0) == (
+        "(g, o0){idx} -> (idx, o0), domain: g in [0, 2], o0 in [0, 5], idx in [0, 4]"
+    )
+    assert _text(named_analysis, "g", 1).startswith("(g, o0) -> (g, 0)")
+    # scatter: an output element may receive update row u (any of 3) where idx lands
+    updates = _operand(named_analysis, "s", 2)
+    m = updates.output_to_input[0]
+    assert [v.name for v in m.range_vars] == ["u"]
+    assert updates.map_names[0][0].range_roles == ("update scatter position",)
+    for instr, count in (("g", 2), ("s", 3)):
+        for k in range(count):
+            for a, b in zip(
+                _operand(plain_analysis, instr, k).output_to_input,
+                _operand(named_analysis, instr, k).output_to_input,
+                strict=True,
+            ):
+                assert format_map(plain(b)) == format_map(a)

@@ -28,6 +28,7 @@ from .roles import (
     Named,
     convolution_output_names,
     dot_output_names,
+    gather_output_names,
     names_through,
     range_names,
     runtime_names,
@@ -137,6 +138,8 @@ class Namer:
                 continue
             through = names_through(m, self.output_names(operand))
             out = [o if o[0] else t for o, t in zip(out, through, strict=True)]
+        if op == "gather":
+            return gather_output_names(instr, out)
         return tuple(out)
 
 

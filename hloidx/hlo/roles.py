@@ -71,6 +71,30 @@ def convolution_output_names(instr: Instruction) -> tuple[Named, ...] | None:
     return tuple(out)
 
 
+def gather_output_names(instr: Instruction, carried: list[Named]) -> tuple[Named, ...] | None:
+    """A gather's output dims: its batch dims ``g`` (one per gathered slice), its offset dims
+    the names carried from the operand or else ``o0, o1, ...``."""
+    try:
+        offsets = instr.gather_dimension_numbers.offset_dims
+    except (HloidxError, AttributeError):
+        return None
+    rank = len(instr.shape.dims)
+    if len(carried) != rank:
+        return None
+    batch = [d for d in range(rank) if d not in offsets]
+    batch_names = _numbered("g", len(batch))
+    out = list(carried)
+    for d in range(rank):
+        if out[d][0]:
+            continue
+        if d in offsets:
+            k = offsets.index(d)
+            out[d] = (f"o{k}", f"offset dim {k} of the slice")
+        else:
+            out[d] = (batch_names[batch.index(d)], "gather batch")
+    return tuple(out)
+
+
 def _result_dims(m: IndexingMap) -> list[frozenset[int]]:
     return [frozenset(v.index for v in variables(r) if v.kind == VarKind.DIM) for r in m.results]
 
@@ -143,6 +167,12 @@ def range_names(instr: Instruction, operand_id: int, m: IndexingMap) -> list[Nam
                 (f"w{p}", f"window position in dim {p}") if p is not None else ("", "")
                 for p in places
             ]
+    if op == "gather" and operand_id == 1:
+        return [("iv", "index vector component")] if count == 1 else []
+    if op == "scatter":
+        inputs = (len(instr.operands) - 1) // 2
+        if operand_id >= inputs:
+            return _scatter_names(instr, operand_id == inputs, m)
     if op == "convolution" and operand_id in (0, 1):
         try:
             dn = instr.convolution_dimension_numbers
@@ -161,6 +191,25 @@ def range_names(instr: Instruction, operand_id: int, m: IndexingMap) -> list[Nam
                 out.append(("", ""))
         return out
     return []
+
+
+def _scatter_names(instr: Instruction, indices: bool, m: IndexingMap) -> list[Named]:
+    """A scatter's indices and updates maps: the update positions that may land on an output
+    element (``u``), and the index vector component of the indices (``iv``)."""
+    try:
+        vector_dim = instr.scatter_dimension_numbers.index_vector_dim
+    except (HloidxError, AttributeError):
+        return []
+    places = _range_places(m)
+    plain_ones = [p for p in places if not (indices and p == vector_dim)]
+    names = iter(_numbered("u", len(plain_ones)))
+    out = []
+    for p in places:
+        if indices and p == vector_dim:
+            out.append(("iv", "index vector component"))
+        else:
+            out.append((next(names), "update scatter position"))
+    return out
 
 
 def runtime_names(runtime_vars: Any) -> list[Named]:
@@ -199,6 +248,7 @@ __all__ = [
     "Named",
     "convolution_output_names",
     "dot_output_names",
+    "gather_output_names",
     "names_through",
     "range_names",
     "runtime_names",
