@@ -274,7 +274,7 @@ ENTRY e {
   idx = s32[3,1] parameter(1)
   g = f32[3,6] gather(table, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,6}
   upd = f32[3,6] parameter(2)
-  ROOT s = f32[5,6] scatter(table, idx, upd), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT sc = f32[5,6] scatter(table, idx, upd), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
 }
 """
 )
@@ -290,11 +290,11 @@ def test_gather_and_scatter_roles():
     )
     assert _text(named_analysis, "g", 1).startswith("(g, o0) -> (g, 0)")
     # scatter: an output element may receive update row u (any of 3) where idx lands
-    updates = _operand(named_analysis, "s", 2)
+    updates = _operand(named_analysis, "sc", 2)
     m = updates.output_to_input[0]
     assert [v.name for v in m.range_vars] == ["u"]
     assert updates.map_names[0][0].range_roles == ("update scatter position",)
-    for instr, count in (("g", 2), ("s", 3)):
+    for instr, count in (("g", 2), ("sc", 3)):
         for k in range(count):
             for a, b in zip(
                 _operand(plain_analysis, instr, k).output_to_input,
