@@ -34,6 +34,7 @@ from .roles import (
     runtime_names,
     with_symbol_names,
 )
+from .sparse_rows import SparseRow
 
 
 def _table(instr: Instruction) -> Any:
@@ -63,8 +64,22 @@ class Namer:
         self.bound = bound or {}
         self.known: dict[tuple[int, int], tuple[Named, ...]] = {}
         self.keep: list[Any] = []  # the ids above stay theirs
+        self._candidates: dict[int, tuple[Instruction, Candidates, dict[str, str]]] = {}
         #: an operand analysis shared by structurally equal instructions -> its matched twins
         self.twins: dict[int, tuple[Any, dict[IndexingMap, tuple[int, IndexingMap]], dict]] = {}
+
+    def candidates(self, instr: Instruction) -> tuple[Candidates, dict[str, str]]:
+        """Every operand's named candidate maps of ``instr`` and the roles of their names (the
+        instruction's table named, or its body walked, once)."""
+        hit = self._candidates.get(id(instr))
+        if hit is not None and hit[0] is instr:
+            return hit[1], hit[2]
+        if len(self._candidates) > 64:  # analyses come in order: keep only the latest few
+            self._candidates.clear()
+        tables = _NamedTables(fused=instr.opcode in ("fusion", "call"))
+        found = _candidates(instr, tables)
+        self._candidates[id(instr)] = (instr, found, tables.roles)
+        return found, tables.roles
 
     def output_names(self, instr: Instruction, out_id: int = 0) -> tuple[Named, ...]:
         key = (id(instr), out_id)
@@ -125,13 +140,23 @@ class Namer:
             return inner.output_names(outs[out_id]) if out_id < len(outs) else None
         if not instr.operands:
             return None
+        if op == "tuple":
+            return (
+                self.output_names(instr.operands[out_id]) if out_id < len(instr.operands) else None
+            )
+        if op == "get-tuple-element":
+            return self.output_names(instr.operands[0], instr.tuple_index or 0)
         table = _table(instr)
+        if not table:
+            return None
+        row = table[out_id] if out_id < len(table) else table[0]
+        cells = row.stored() if isinstance(row, SparseRow) else enumerate(row)
         out = [("", "")] * rank
-        for j, operand in enumerate(instr.operands):
-            if not operand.shape.is_array:
+        for j, cell in cells:
+            if j >= len(instr.operands) or not cell.maps:
                 continue
-            cell = _cell_of(table, out_id, j)
-            if cell is None or not cell.maps:
+            operand = instr.operands[j]
+            if not operand.shape.is_array:
                 continue
             m = cell.maps[0]
             if m.is_undefined or m.is_known_empty or m.num_dims != rank:
@@ -166,6 +191,7 @@ class _NamedTables:
         self.fused = fused
         self.roles: dict[str, str] = {}
         self.owner: dict[str, int] = {}
+        self.tables: dict[int, tuple[Instruction, Any]] = {}
 
     def _own(self, instr: Instruction, names: list[Named]) -> list[Named]:
         out = []
@@ -184,6 +210,14 @@ class _NamedTables:
         return out
 
     def __call__(self, instr: Instruction) -> Any:
+        hit = self.tables.get(id(instr))
+        if hit is not None:
+            return hit[1]
+        table = self._name(instr)
+        self.tables[id(instr)] = (instr, table)
+        return table
+
+    def _name(self, instr: Instruction) -> Any:
         from .sparse_rows import SparseRow
 
         table = _table(instr)
@@ -191,6 +225,8 @@ class _NamedTables:
             return table
 
         def name_cell(j: int, cell: Any) -> Any:
+            if not any(m.range_vars or m.rt_vars for m in cell.maps):
+                return cell  # nothing to name (most cells: elementwise, tuples, shapes)
             rts = self._own(instr, runtime_names(cell.runtime_vars))
             maps = tuple(
                 with_symbol_names(m, self._own(instr, range_names(instr, j, m)), rts)
@@ -208,32 +244,42 @@ class _NamedTables:
         return named_rows
 
 
-def _candidates(
-    instr: Instruction, operand_id: int, tables: _NamedTables
-) -> list[tuple[int, IndexingMap, Any]]:
-    """(output, named map before simplification, runtime descriptions) of operand
-    ``operand_id``: the rule's maps with named symbols, or a fusion body walked with them."""
-    out = []
+Candidates = dict[int, list[tuple[int, IndexingMap, Any]]]
+
+
+def _candidates(instr: Instruction, tables: _NamedTables) -> Candidates:
+    """operand -> (output, named map before simplification, runtime descriptions): the
+    rule's maps with named symbols, or the fusion body walked once per output with them."""
+    from .sparse_rows import SparseRow
+
+    out: Candidates = {}
     if instr.opcode in ("fusion", "call"):
         from .fusion import body_of, computation_outputs, grouped_output_to_input
 
         body = body_of(instr)
-        params = [p for p in body.parameters if p.parameter_number == operand_id]
-        if not params:
-            return []
+        numbers = {id(p): p.parameter_number for p in body.parameters}
         for out_id, start in enumerate(computation_outputs(body)):
-            reached = grouped_output_to_input(start, rules=tables).get(params[0])
-            if reached is None:
-                continue
-            out.extend((out_id, t.map, t.runtime_vars) for t in reached.maps)
+            for reached_instr, reached in grouped_output_to_input(start, rules=tables).items():
+                k = numbers.get(id(reached_instr))
+                if k is not None:
+                    found = out.setdefault(k, [])
+                    found.extend((out_id, t.map, t.runtime_vars) for t in reached.maps)
         return out
     if instr.opcode in ("conditional", "while"):
-        return []
-    table = tables(instr)
-    for out_id in range(max(1, _outputs(instr))):
-        cell = _cell_of(table, out_id, operand_id)
-        if cell is not None:
-            out.extend((out_id, m, cell.runtime_vars) for m in cell.maps)
+        return out
+    for out_id, row in enumerate(tables(instr)):
+        stored = row.stored() if isinstance(row, SparseRow) else enumerate(row)
+        for j, cell in stored:
+            out.setdefault(j, []).extend((out_id, m, cell.runtime_vars) for m in cell.maps)
+        if isinstance(row, SparseRow):
+            default = row.default
+            if any(not (m.is_known_empty or m.is_undefined) for m in default.maps):
+                taken = {j for j, _ in row.stored()}
+                for j in range(len(row)):
+                    if j not in taken:
+                        out.setdefault(j, []).extend(
+                            (out_id, m, default.runtime_vars) for m in default.maps
+                        )
     return out
 
 
@@ -251,10 +297,10 @@ def _twins(instr: Instruction, operand_id: int, maps: list[IndexingMap], namer: 
     if hit is not None and hit[0] is maps:
         return hit[1], hit[2]
     found: dict[IndexingMap, tuple[int, IndexingMap]] = {}
-    tables = _NamedTables(fused=instr.opcode in ("fusion", "call"))
-    roles = tables.roles
+    roles: dict[str, str] = {}
     try:
-        for out_id, candidate, rts in _candidates(instr, operand_id, tables):
+        candidates, roles = namer.candidates(instr)
+        for out_id, candidate, rts in candidates.get(operand_id, ()):
             if candidate.is_undefined or candidate.is_known_empty:
                 continue
             simplified, _ = drop_unused_runtime_vars(simplify_map(candidate), tuple(rts))

@@ -125,6 +125,8 @@ def named(m: IndexingMap, names: VarNames | None) -> IndexingMap:
     declares the names). Invalid or reserved names are left plain; repeated ones get ``_2``."""
     if names is None or m.is_undefined or m.is_known_empty:
         return m
+    if not (any(names.dims) or any(names.ranges) or any(names.rts)):
+        return m  # nothing to name: the map as it is (GPU names kept)
     taken = set(GPU_NAMES)
     taken.update(v.name for v in m.all_vars() if v.name in GPU_NAMES)
     groups = []
