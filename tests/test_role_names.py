@@ -302,3 +302,41 @@ def test_gather_and_scatter_roles():
                 strict=True,
             ):
                 assert format_map(plain(b)) == format_map(a)
+
+
+WINDOW_FUSION = (
+    "HloModule w\n"
+    + ADD
+    + """
+fused {
+  p0 = f32[64,32] parameter(0)
+  z = f32[] constant(0)
+  rw = f32[64,30] reduce-window(p0, z), window={size=1x3}, to_apply=add
+  ROOT e = f32[64,30] exponential(rw)
+}
+ENTRY e {
+  x = f32[64,32] parameter(0)
+  ROOT f = f32[64,30] fusion(x), kind=kLoop, calls=fused
+}
+"""
+)
+
+
+def test_threads_names_the_fusion_symbols(tmp_path):
+    path = tmp_path / "w.hlo"
+    path.write_text(WINDOW_FUSION)
+    runner = CliRunner()
+    docs = {}
+    for names in ("plain", "roles"):
+        result = runner.invoke(cli, ["threads", str(path), "--format", "json", "--names", names])
+        assert result.exit_code == 0, result.output
+        docs[names] = json.loads(result.output)
+    plain_map = docs["plain"]["operands"][0]["maps"][0]["map"]
+    named_item = docs["roles"]["operands"][0]["maps"][0]
+    # the window of size 3 slides along dim 1 of p0: its variable is w1, before the emitter's
+    # chunk_id and unroll_id (XLA's order: the fusion map's symbols first)
+    assert "[w1, chunk_id, unroll_id]" in named_item["map"]
+    assert format_map(plain(parse_map(named_item["map"]), keep_gpu_names=True)) == plain_map
+    kinds = {v["name"]: (v["kind"], v["role"]) for v in named_item["variables"]}
+    assert kinds["th_x"] == ("GPU", "thread id x")
+    assert kinds["w1"] == ("range", "window position in dim 1 (rw)")
