@@ -340,3 +340,25 @@ def test_threads_names_the_fusion_symbols(tmp_path):
     kinds = {v["name"]: (v["kind"], v["role"]) for v in named_item["variables"]}
     assert kinds["th_x"] == ("GPU", "thread id x")
     assert kinds["w1"] == ("range", "window position in dim 1 (rw)")
+
+
+def test_tile_variables_named_after_the_output_dims(tmp_path):
+    path = tmp_path / "ops.hlo"
+    path.write_text(OPS)
+    runner = CliRunner()
+    docs = {}
+    for names in ("plain", "roles"):
+        result = runner.invoke(
+            cli, ["tile", str(path), "--instruction", "f", "--format", "json", "--names", names]
+        )
+        assert result.exit_code == 0, result.output
+        docs[names] = json.loads(result.output)
+    named_lhs, plain_lhs = docs["roles"]["operands"][0], docs["plain"]["operands"][0]
+    # f's output [m, b_n] (the fusion's reshape merges b and n): a tile of sizes (m, b_n)
+    # needs lhs p0[b, k, m] over b_n ceildiv 6 batches, all 16 k and m columns
+    assert named_lhs["size_map"] == (
+        "(m, b_n) -> (b_n ceildiv 6, 16, m), domain: m in [1, 8], b_n in [1, 24]"
+    )
+    assert named_lhs["tile_variables"] == "m, b_n"
+    for key in ("offset_map", "size_map", "stride_map"):
+        assert format_map(plain(parse_map(named_lhs[key]))) == plain_lhs[key]
