@@ -362,3 +362,20 @@ def test_tile_variables_named_after_the_output_dims(tmp_path):
     assert named_lhs["tile_variables"] == "m, b_n"
     for key in ("offset_map", "size_map", "stride_map"):
         assert format_map(plain(parse_map(named_lhs[key]))) == plain_lhs[key]
+
+
+def test_show_prints_the_named_maps(tmp_path):
+    path = tmp_path / "ops.hlo"
+    path.write_text(OPS)
+    runner = CliRunner()
+    named = runner.invoke(cli, ["show", str(path), "--instruction", "dot", "--names", "roles"])
+    assert named.exit_code == 0, named.output
+    assert "  map: (b, m, n)[k] -> (b, k, m), domain:" in named.output
+    doc = json.loads(
+        runner.invoke(
+            cli, ["show", str(path), "--instruction", "dot", "--names", "roles", "--format", "json"]
+        ).output
+    )
+    assert [v["name"] for v in doc["variables"][0]] == ["b", "m", "n", "k"]
+    plain_run = runner.invoke(cli, ["show", str(path), "--instruction", "dot"])
+    assert "map:" not in plain_run.output
