@@ -379,3 +379,22 @@ def test_show_prints_the_named_maps(tmp_path):
     assert [v["name"] for v in doc["variables"][0]] == ["b", "m", "n", "k"]
     plain_run = runner.invoke(cli, ["show", str(path), "--instruction", "dot"])
     assert "map:" not in plain_run.output
+
+
+def test_editor_hover_names_the_maps(monkeypatch):
+    from hloidx.lsp.document import FileAnalysis
+
+    offset = OPS.index("dot(lhs, rhs)") + len("dot(")
+    document = FileAnalysis("ops.hlo", OPS)
+    document.parse()
+    document.finish()
+    plain_hover = document.hover(offset)
+    assert plain_hover is not None
+    assert "(d0, d1, d2)[s0] -> (d0, s0, d1)" in plain_hover[0]
+    monkeypatch.setattr(FileAnalysis, "names", "roles")
+    document = FileAnalysis("ops.hlo", OPS)
+    document.parse()
+    document.finish()
+    named_hover = document.hover(offset)
+    assert named_hover is not None
+    assert "(b, m, n)[k] -> (b, k, m)" in named_hover[0]
