@@ -398,3 +398,18 @@ def test_editor_hover_names_the_maps(monkeypatch):
     named_hover = document.hover(offset)
     assert named_hover is not None
     assert "(b, m, n)[k] -> (b, k, m)" in named_hover[0]
+
+
+def test_split_parts_ordered_by_stride_not_position():
+    from hloidx.hlo.roles import names_through
+
+    lhs_free = (("m", "lhs free"),)
+    # row-major split of m (12) into [4, 3]: m = 3 * d0 + d1, d0 is the high part
+    row_major = parse_map("(d0, d1) -> (d0 * 3 + d1), domain: d0 in [0, 3], d1 in [0, 2]")
+    assert [n for n, _ in names_through(row_major, lhs_free)] == ["m_hi", "m_lo"]
+    # a layout-changing bitcast may put the high part last: m = d0 + 4 * d1
+    swapped = parse_map("(d0, d1) -> (d1 * 4 + d0), domain: d0 in [0, 3], d1 in [0, 2]")
+    assert [n for n, _ in names_through(swapped, lhs_free)] == ["m_lo", "m_hi"]
+    # one output dim alone in two operand results (floordiv and mod of it) is a merge
+    mixed = parse_map("(d0) -> (d0 floordiv 3, d0 mod 3), domain: d0 in [0, 11]")
+    assert names_through(mixed, (("b", ""), ("n", ""))) == [("b_n", "merge of b, n")]

@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import HloidxError
 from ..maps.expr import VarKind, variables
 from ..maps.indexing_map import IndexingMap, Variable
+from ..maps.traversal import evaluate, is_affine
 from ..maps.var_names import identifier
 from .ir import Instruction
 
@@ -99,6 +100,22 @@ def _result_dims(m: IndexingMap) -> list[frozenset[int]]:
     return [frozenset(v.index for v in variables(r) if v.kind == VarKind.DIM) for r in m.results]
 
 
+def _by_stride(expr: Any, dims: frozenset[int]) -> list[int] | None:
+    """The dims of an affine ``expr`` by falling stride (a split's high part first); None
+    when the expression is not affine or two strides are equal."""
+    if not is_affine(expr):
+        return None
+
+    def at(unit: int | None) -> Any:
+        return evaluate(expr, lambda v: 1 if v.kind == VarKind.DIM and v.index == unit else 0)
+
+    base = at(None)
+    stride = {d: at(d) - base for d in dims}
+    if len(set(stride.values())) != len(stride):
+        return None
+    return sorted(dims, key=lambda d: -abs(stride[d]))
+
+
 def names_through(m: IndexingMap, operand: tuple[Named, ...]) -> list[Named]:
     """Output dim names carried through an op's map to an operand whose dims are named."""
     out = [_NONE] * m.num_dims
@@ -120,7 +137,9 @@ def names_through(m: IndexingMap, operand: tuple[Named, ...]) -> list[Named]:
             if used[p] == {d}:
                 out[d] = (name, role)
                 continue
-            parts = sorted(used[p])
+            parts = _by_stride(m.results[p], used[p])
+            if parts is None:
+                continue
             k = parts.index(d)
             if len(parts) == 2:
                 out[d] = (
