@@ -7,6 +7,7 @@ semantics), never copied from hloidx's output.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -413,3 +414,19 @@ def test_split_parts_ordered_by_stride_not_position():
     # one output dim alone in two operand results (floordiv and mod of it) is a merge
     mixed = parse_map("(d0) -> (d0 floordiv 3, d0 mod 3), domain: d0 in [0, 11]")
     assert names_through(mixed, (("b", ""), ("n", ""))) == [("b_n", "merge of b, n")]
+
+
+SEEDS = sorted((Path(__file__).parent.parent / "samples" / "seed000").glob("*.hlo"))
+
+
+@pytest.mark.parametrize("path", SEEDS, ids=lambda p: p.stem)
+def test_every_sample_op_renamed_back_is_plain(path):
+    # every op kind of the seed's samples (bitcast, concatenate, pad, reverse, slice,
+    # dynamic-update-slice, variadic reduce, fusions, ...): names change no map
+    plain_analysis = analyze(parse_hlo(path.read_text()))
+    named_analysis = name_module(plain_analysis)
+    for before, after in zip(plain_analysis.instructions, named_analysis.instructions, strict=True):
+        for a, b in zip(before.operands, after.operands, strict=True):
+            for direction in ("output_to_input", "input_to_output"):
+                for m, n in zip(getattr(a, direction), getattr(b, direction), strict=True):
+                    assert format_map(plain(n, keep_gpu_names=True)) == format_map(m)
