@@ -124,6 +124,11 @@ def test_dot_roles_from_dimension_numbers(analyses):
     roles = _operand(named_analysis, "dot", 0).map_names[0][0]
     assert roles.dim_roles == ("batch", "lhs free", "rhs free")
     assert roles.range_roles == ("contracting",)
+    # input to output: lhs element (b, k, m) is used by out (b, m, n) for every rhs-free n
+    i2o = format_map(_operand(named_analysis, "dot", 0).input_to_output[0])
+    assert i2o.startswith("(d0, d1, d2)[n] -> (d0, d2, n), domain:")
+    i2o_rhs = format_map(_operand(named_analysis, "dot", 1).input_to_output[0])
+    assert i2o_rhs.startswith("(d0, d1, d2)[m] -> (d0, m, d1), domain:")
 
 
 def test_names_carried_through_transpose_reshape_and_elementwise(analyses):

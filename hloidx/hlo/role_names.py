@@ -332,6 +332,46 @@ def _names_of(instr: Instruction, maps: list, namer: Namer, found: dict, roles: 
     return out
 
 
+def i2o_names(
+    instr: Instruction, operand_id: int, maps: list[IndexingMap], dims: tuple[Named, ...]
+) -> list[VarNames]:
+    """A VarNames for each input-to-output map of one operand: its dims are the operand's; a
+    dot's range variables, the other side's free dims, are matched as output-to-input ones."""
+    found: dict[IndexingMap, IndexingMap] = {}
+    if instr.opcode == "dot" and any(m.range_vars for m in maps):
+        try:
+            found = _dot_i2o_twins(instr, operand_id)
+        except Exception:  # a reading aid: plain symbols then
+            found = {}
+    out = []
+    for m in maps:
+        named_dims = dims if len(dims) == m.num_dims else ()
+        twin = found.get(m)
+        ranges: tuple[Named, ...] = ()
+        if twin is not None:
+            role = "rhs free" if operand_id == 0 else "lhs free"
+            ranges = tuple((v.name, role if v.name else "") for v in twin.range_vars)
+        out.append(_var_names(named_dims, ranges, ()))
+    return out
+
+
+def _dot_i2o_twins(instr: Instruction, operand_id: int) -> dict[IndexingMap, IndexingMap]:
+    from . import fusion
+
+    table = fusion.input_to_output(instr)
+    names = dot_output_names(instr) or ()
+    other = [n for n, role in names if role == ("rhs free" if operand_id == 0 else "lhs free")]
+    found = {}
+    for cell in table[operand_id] if operand_id < len(table) else ():
+        for m in cell.maps:
+            if m.num_range_vars != len(other):
+                continue
+            named_map = with_symbol_names(m, [(n, "") for n in other], [])
+            simplified = simplify_map(named_map)
+            found.setdefault(plain(simplified), simplified)
+    return found
+
+
 def _var_names(dims: Any, ranges: Any, rts: Any) -> VarNames:
     return VarNames(
         tuple(n for n, _ in dims),
@@ -356,10 +396,7 @@ def name_instruction(ins: InstructionAnalysis, namer: Namer | None = None) -> In
         operand_dims = ()
         if op.index < len(instr.operands) and instr.operands[op.index].shape.is_array:
             operand_dims = namer.output_names(instr.operands[op.index])
-        i2o = [
-            _var_names(operand_dims if len(operand_dims) == m.num_dims else (), (), ())
-            for m in source.input_to_output
-        ]
+        i2o = i2o_names(instr, op.index, source.input_to_output, operand_dims)
         operands.append(
             replace(
                 source,
