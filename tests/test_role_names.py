@@ -435,3 +435,17 @@ def test_every_sample_op_renamed_back_is_plain(path):
             for direction in ("output_to_input", "input_to_output"):
                 for m, n in zip(getattr(a, direction), getattr(b, direction), strict=True):
                     assert format_map(plain(n, keep_gpu_names=True)) == format_map(m)
+
+
+def test_plain_analysis_after_a_named_one_carries_no_names():
+    # the memo tables (simplification, composition, printing) are keyed by maps whose names
+    # count in equality: a named walk never hands its maps to a later plain analysis
+    for path in [*SEEDS, None]:
+        text = OPS if path is None else path.read_text()
+        module = parse_hlo(text)
+        name_module(analyze(module))
+        again = analyze(parse_hlo(text), share=False)
+        for ins in again.instructions:
+            for op in ins.operands:
+                for m in (*op.output_to_input, *op.input_to_output):
+                    assert not any(v.name for v in m.all_vars()), (ins.name, format_map(m))
