@@ -118,3 +118,14 @@ def ancestors(instr: Instruction) -> set[int]:
         seen.add(id(node))
         stack.extend(node.operands)
     return seen
+
+
+def base_copy_reason(fusion: Instruction, root: Instruction) -> str:
+    """Why XLA's copy insertion copies the base of the fusion's dynamic-update-slice ``root``
+    before the fusion updates it ('' when the fusion updates the base's buffer itself: copy
+    insertion makes the output share it)."""
+    base = skip_bitcast(skip_bitcast(root).operands[0])
+    number = base.parameter_number
+    if number is None or number >= len(fusion.operands):
+        return ""
+    return copy_reason(fusion, fusion.operands[number])

@@ -301,9 +301,15 @@ _IN_PLACE_OPS = frozenset(
 def copies_before(instr: Instruction, module: HloModule, prefix: str, repeats: int) -> list[Kernel]:
     """The copies XLA puts before ``instr``, each a kernel of its own, as in XLA's optimized
     HLO: copy insertion's before an in-place kernel, one per operand whose buffer the kernel
-    cannot update where it is (:func:`.in_place.copy_reason`); before a while loop and in its
-    body for its carried state, and the sort emitter's (:mod:`.carried`)."""
+    cannot update where it is (:func:`.in_place.copy_reason`), and before a while loop and in
+    its body for its carried state (:mod:`.carried`), in a module not yet scheduled; and the
+    sort emitter's copy into its output buffer."""
     found: list[tuple[Instruction, str]] = []
+    # a scheduled module was printed after copy insertion (XLA runs no pass on a module with a
+    # schedule, GpuCompiler::RunHloPassesIfNeeded): its copies are in the text already
+    scheduled = module.attributes.get("is_scheduled", "").lower() == "true"
+    if scheduled and instr.opcode != "sort":
+        return []
     if instr.opcode in _IN_PLACE_OPS:
         for k in aliased_operands(instr):
             if k < len(instr.operands):
