@@ -240,6 +240,35 @@ ENTRY e {
     assert row.time_ns == pytest.approx(_ns(2 * (keys + values)), rel=0.01)
 
 
+CALLED_SORT = """HloModule sc%s
+
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+
+sorter {
+  a = f32[1024] parameter(0)
+  ROOT s = f32[1024] sort(a), dimensions={0}, to_apply=cmp
+}
+
+ENTRY e {
+  x = f32[1024] parameter(0)
+  ROOT c = f32[1024] call(x), to_apply=sorter
+}
+"""
+
+
+@pytest.mark.parametrize("donated", [False, True])
+def test_a_sort_in_a_call_copies_the_callers_kept_parameter(donated: bool) -> None:
+    """XLA inlines the call: the sort's operand is the entry parameter x (4 KiB), copied first
+    unless donated."""
+    report = _report(CALLED_SORT % (DONATE_0 if donated else ""))
+    expected = {} if donated else {"c/copy.a": (1024 * F32, 1024 * F32, 1)}
+    assert _copies(report) == expected
+
+
 # -- while loops: the carried state is one set of buffers ---------------------------------------
 
 SCAN = """HloModule scan%(alias)s

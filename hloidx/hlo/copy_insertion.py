@@ -81,6 +81,14 @@ def copy_reason(
             return f"{operand.name} is an entry parameter the module does not donate"
     if comp is None:
         return ""
+    caller = _caller(comp) if value.opcode == "parameter" and not comp.is_entry else None
+    number = value.parameter_number
+    if caller is not None and number is not None and number < len(caller.operands):
+        # a call's computation runs inlined (XLA's CallInliner): its parameter is the call's
+        # operand, which must be writable and not read after the call
+        outer = copy_reason(caller, caller.operands[number], sole_reader=sole_reader)
+        if outer:
+            return f"{operand.name} is {caller.name}'s operand {number}: {outer}"
     readers = [
         user
         for v in dict.fromkeys([operand, value])
@@ -105,6 +113,31 @@ def copy_reason(
     if later:
         return f"{operand.name} is still read by {later[0].name} after {instr.name} updates it"
     return ""
+
+
+_CALLERS: weakref.WeakKeyDictionary[object, dict[int, Instruction]] = weakref.WeakKeyDictionary()
+
+
+def _caller(comp: Computation) -> Instruction | None:
+    """The ``call`` whose computation ``comp`` is, when one call alone runs it."""
+    module = comp.module
+    if module is None:
+        return None
+    table = _CALLERS.get(module)
+    if table is None:
+        table, seen = {}, set()
+        for c in module.computations.values():
+            for instr in c.instructions:
+                if instr.opcode != "call":
+                    continue
+                for callee in instr.called_computations.get("to_apply") or []:
+                    if id(callee) in seen:
+                        table.pop(id(callee), None)  # called from several places: not inlined once
+                    else:
+                        seen.add(id(callee))
+                        table[id(callee)] = instr
+        _CALLERS[module] = table
+    return table.get(id(comp))
 
 
 def ancestors(instr: Instruction) -> set[int]:
