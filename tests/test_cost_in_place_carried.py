@@ -161,7 +161,7 @@ ENTRY e {{
 
 # -- sort: in its output buffer, as a sequence of bitonic kernels -------------------------------
 
-SORT = """HloModule sort%(alias)s
+SORT = """HloModule sort, is_scheduled=true%(alias)s
 
 cmp {
   a = f32[] parameter(0)
@@ -188,7 +188,8 @@ def _bitonic_kernels_for_a_million_f32() -> int:
 
 
 def test_a_sort_runs_its_bitonic_kernels_in_its_own_buffer() -> None:
-    """The parameter is donated and the sort is its only reader: XLA shares its buffer with
+    """A sort XLA runs (the module is scheduled: optimized, so not CUB's). The parameter is
+    donated and the sort is its only reader: XLA shares its buffer with
     the output, no copy. 45 kernels each read and write the 32 MiB of keys once."""
     report = _report(SORT % {"alias": DONATE_0})
     kernels = _bitonic_kernels_for_a_million_f32()
@@ -211,11 +212,11 @@ def test_a_sort_of_a_kept_parameter_copies_it_into_its_output_first() -> None:
 
 
 def test_a_sort_within_one_tile_is_one_kernel_and_copies_an_operand_read_elsewhere() -> None:
-    """Keys and values, 1000 of each per row: tile = min(4096, 49152 / 8, 1024) = 1024 > every
+    """Keys and values, 1000 of each per row (scheduled: the sort XLA runs): tile = min(4096, 49152 / 8, 1024) = 1024 > every
     mask, so one tiled kernel. The keys are also returned: their buffer is not the sort's
     alone (XLA shares only with a sole reader), so they are copied first; the iota values
     are not."""
-    text = """HloModule kv, input_output_alias={ {0}: (0, {}, may-alias) }
+    text = """HloModule kv, is_scheduled=true, input_output_alias={ {0}: (0, {}, may-alias) }
 
 cmp {
   a = f32[] parameter(0)
@@ -238,6 +239,19 @@ ENTRY e {
     row = _row(report, "s")
     assert (row.bytes_read, row.bytes_written) == (keys + values, keys + values)
     assert row.time_ns == pytest.approx(_ns(2 * (keys + values)), rel=0.01)
+
+
+def test_a_sort_xla_hands_to_cub_before_optimization_is_not_the_bitonic_kernel() -> None:
+    """The same sort before optimization: XLA:GPU's SortRewriter makes it a CUB radix sort
+    (one operand, minor dimension, 8M >= 16385 elements, a plain LT comparator), out of place:
+    no copy first, and not 45 passes over the keys (the library roofline: one read, one
+    write)."""
+    report = _report((SORT % {"alias": ""}).replace(", is_scheduled=true", ""))
+    size = 8 * 1048576 * F32
+    assert _copies(report) == {}
+    row = _row(report, "s")
+    assert (row.bytes_read, row.bytes_written) == (size, size)
+    assert any("CUB radix sort" in n for n in row.notes)
 
 
 CALLED_SORT = """HloModule sc%s

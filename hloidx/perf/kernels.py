@@ -20,6 +20,7 @@ from ..hlo.ir import Computation, HloModule, Instruction
 from .backend_config import fusion_kind_of, is_dynamic_slice_fusion
 from .carried import body_copies, sort_copies, while_init_copies
 from .in_place import aliased_operands, copy_reason
+from .sort_kernel import rewritten_to_cub
 from .trip_count import known_trip_count
 
 if TYPE_CHECKING:
@@ -318,7 +319,7 @@ def copies_before(instr: Instruction, module: HloModule, prefix: str, repeats: i
                 if reason:
                     why = f"a copy XLA inserts before {instr.name} updates it in place: {reason}"
                     found.append((operand, why))
-    elif instr.opcode == "sort":
+    elif instr.opcode == "sort" and not rewritten_to_cub(instr):
         found.extend(sort_copies(instr))
     elif instr.opcode == "while":
         found.extend(while_init_copies(instr))

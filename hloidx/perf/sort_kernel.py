@@ -11,6 +11,11 @@ buffers once and writes them back once (an untiled pass writes only the pairs it
 write is counted whole, an upper bound). The copy of an operand into the output buffer that
 XLA adds first when the two are not shared is a row of its own (:mod:`.carried`).
 
+Before optimization, a sort XLA:GPU's ``SortRewriter`` hands to CUB's radix sort (one or two
+operands, the minor dimension sorted, at least 16385 elements, a comparator that compares two
+adjacent parameters) is not this kernel: it is a library call out of place (a roofline, no
+copy first); JAX's float comparators (NaN-aware) are not simple and stay bitonic.
+
 XLA's cost analysis (``HloCostAnalysis::HandleSort``) counts one read and one write of the
 buffers (and ``N log2(N)`` comparisons of its ``N`` elements, kept here as the flops); hloidx
 counts the bytes of the kernels the emitter launches.
@@ -30,6 +35,33 @@ if TYPE_CHECKING:
     from .devices import CostDevice
 
 UNROLL = 4
+#: ``SortRewriter::sort_size_threshold_``: smaller sorts stay bitonic
+CUB_SORT_MIN_ELEMENTS = 16385
+
+
+def rewritten_to_cub(sort: Instruction) -> bool:
+    """XLA:GPU's ``SortRewriter`` would make ``sort`` a CUB radix sort custom call (only in a
+    module XLA has not optimized yet: a scheduled module's sort is what XLA runs)."""
+    comp = sort.computation
+    module = comp.module if comp is not None else None
+    if module is None or module.attributes.get("is_scheduled", "").lower() == "true":
+        return False
+    if len(sort.operands) not in (1, 2):
+        return False
+    shape = sort.operands[0].shape
+    dim = (sort.dimensions or (0,))[0]
+    if dim != shape.rank - 1 or shape.num_elements() < CUB_SORT_MIN_ELEMENTS:
+        return False
+    comparator = (sort.called_computations.get("to_apply") or [None])[0]
+    root = comparator.root if comparator is not None else None
+    if root is None or root.opcode != "compare" or len(root.operands) != 2:
+        return False
+    direction = str(root.attributes.get("direction", "")).upper()
+    numbers = [o.parameter_number if o.opcode == "parameter" else None for o in root.operands]
+    if direction in ("EQ", "NE", "") or None in numbers:
+        return False
+    first, second = sorted(numbers)
+    return first % 2 == 0 and second == first + 1
 
 
 def _log2_ceiling(n: int) -> int:
