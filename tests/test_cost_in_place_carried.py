@@ -17,6 +17,8 @@ from math import prod
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hloidx
 from hloidx.perf.gpu_specs import resolve_device
@@ -340,6 +342,18 @@ def test_a_scan_stacks_each_layer_in_place_in_the_carried_buffer() -> None:
     assert (row.bytes_read, row.bytes_written, row.launches) == (LAYER + 2 * S32, LAYER, 64)
     expected = 64 * (_ns(2 * LAYER + 2 * S32) + LAUNCH_NS)
     assert row.time_ns + row.launches * LAUNCH_NS == pytest.approx(expected, rel=1e-3)
+
+
+@settings(max_examples=8, deadline=None)
+@given(layers=st.integers(min_value=2, max_value=4096))
+def test_a_scan_update_in_place_does_not_depend_on_the_stack_it_lands_in(layers: int) -> None:
+    """XLA's ``DusScalesWithUpdates`` in a loop: however many layers the carried stack holds
+    (and the loop runs), each trip moves the 4 MiB layer and its indices, and the stack is
+    never copied."""
+    report = _report(_scan().replace("64", str(layers)))
+    row = _row(report, "w/ys1")
+    assert (row.bytes_read, row.bytes_written, row.launches) == (LAYER + 2 * S32, LAYER, layers)
+    assert all(b < LAYER for b, _, _ in _copies(report).values())
 
 
 @pytest.mark.parametrize("donated", [False, True])
