@@ -384,3 +384,26 @@ async def test_stablehlo_diagnostics(client: LanguageClient):
     assert "%arg9" in d.message
     uri = await _open(client, MLIR.replace("%arg9", "%arg0"), suffix=".mlir")
     assert not client.diagnostics[uri]
+
+
+TWO_ERRORS = """HloModule two_errors
+ENTRY e {
+  p = f32[4] parameter(0)
+  a = f32[4] add(p, q)
+  b = f32[4] frobnicate(a)
+  ROOT d = f32[4] negate(p)
+}
+"""
+
+
+async def test_two_independent_errors_are_both_diagnosed(client: LanguageClient):
+    # an unknown operand on one line, an unknown opcode on the next (in an instruction that
+    # reads the broken one): two diagnostics, each on its own mistake
+    uri = await _open(client, TWO_ERRORS)
+    got = sorted(client.diagnostics[uri], key=lambda d: d.range.start.line)
+    assert [d.range for d in got] == [
+        _span(TWO_ERRORS, "q", "add("),
+        _span(TWO_ERRORS, "frobnicate"),
+    ]
+    assert "operand q" in got[0].message
+    assert "unknown opcode 'frobnicate'" in got[1].message
