@@ -25,6 +25,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .document import DEFAULT_DEVICE, FileAnalysis, content_hash
+from .mlir import new_analysis
 from .positions import LineMap
 
 __all__ = ["HloLanguageServer", "build_server"]
@@ -174,7 +175,7 @@ class HloLanguageServer(LanguageServer):
 
     def _build(self, uri: str, text: str) -> tuple[FileAnalysis, LineMap]:
         name = uri.rsplit("/", 1)[-1] or uri
-        analysis = FileAnalysis(name, text)
+        analysis = new_analysis(name, text)
         # The parsed module (millions of objects on a big module) is set aside for the cyclic
         # collector: a full collection over it would stop every request for a second or two.
         # What an earlier parse set aside is collectable again from here on.
