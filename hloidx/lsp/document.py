@@ -357,8 +357,9 @@ class FileAnalysis:
 
     def hover_early(self, offset: int, device: str = DEFAULT_DEVICE) -> Any:
         """:meth:`hover`, before the whole name index is built: from an index of the one
-        computation around ``offset`` (scanned alone, at once), for an instruction that is not
-        a parameter (whose callers only the whole index knows). None: wait for the index."""
+        instruction under the cursor and of those it reads (scanned alone, at once), for an
+        instruction that is not a parameter (whose callers only the whole index knows), in a
+        computation. None: wait for the whole index."""
         if self.indexed:
             return self.hover(offset, device)
         comp = self._computation_around(offset)
@@ -371,7 +372,8 @@ class FileAnalysis:
             for i in (instr, *instr.operands)
             if i.span is not None
         ]
-        local = scan_pieces(text, comp.name, pieces, comp.by_name, self.module.computations)
+        names = {i.name for i in (instr, *instr.operands)}  # the names the pieces may read
+        local = scan_pieces(text, comp.name, pieces, names, self.module.computations)
         found = local.at(offset)
         if found is None or found.kind != "instruction" or found.scope != comp.name:
             return None
