@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .document import DEFAULT_DEVICE, FileAnalysis
+from .document import DEFAULT_DEVICE, FileAnalysis, is_mlir
 from .index import ComputationInfo, HloIndex, InstructionInfo, Occurrence
 from .index_links import link
 from .text import one_line
@@ -31,8 +31,7 @@ _SHOWN = 4
 
 def new_analysis(name: str, text: str) -> FileAnalysis:
     """The analysis for a file: StableHLO's for ``.mlir`` (or MLIR text), else HLO's."""
-    plain = FileAnalysis(name, text)
-    return MlirFileAnalysis(name, text) if plain.is_mlir else plain
+    return MlirFileAnalysis(name, text) if is_mlir(name, text) else FileAnalysis(name, text)
 
 
 class MlirFileAnalysis(FileAnalysis):

@@ -38,6 +38,9 @@ MAX_DIAGNOSTICS = 1000
 DEBOUNCE = 0.3
 #: Analyses kept for texts no longer open or changed since (by content hash).
 KEPT = 8
+#: Instructions analysed, and kernels estimated, in one slice of the background work.
+BACKGROUND_INSTRUCTIONS = 50
+BACKGROUND_KERNELS = 10
 
 # request > first analysis > background work
 _REQUEST, _ANALYSIS, _BACKGROUND = 0, 1, 2
@@ -219,7 +222,8 @@ class HloLanguageServer(LanguageServer):
         if analysis.fully_analysed or state.background_for is analysis:
             return
         state.background_for = analysis
-        steps = analysis.analyse_all()
+        # small slices: a request waits for at most the slice under way
+        steps = analysis.analyse_all(BACKGROUND_INSTRUCTIONS)
         loop = asyncio.get_running_loop()
         device = self.device
         kernels = iter([])
@@ -231,7 +235,7 @@ class HloLanguageServer(LanguageServer):
                 if analysis.fully_analysed:
                     kernels = iter(analysis.kernel_instructions())
                 return True
-            batch = list(itertools.islice(kernels, 50))
+            batch = list(itertools.islice(kernels, BACKGROUND_KERNELS))
             for instr in batch:
                 analysis.cost(instr.computation, instr.name, device)
             return bool(batch)
