@@ -384,3 +384,90 @@ async def test_stablehlo_diagnostics(client: LanguageClient):
     assert "%arg9" in d.message
     uri = await _open(client, MLIR.replace("%arg9", "%arg0"), suffix=".mlir")
     assert not client.diagnostics[uri]
+
+
+TWO_ERRORS = """HloModule two_errors
+ENTRY e {
+  p = f32[4] parameter(0)
+  a = f32[4] add(p, q)
+  b = f32[4] frobnicate(a)
+  ROOT d = f32[4] negate(p)
+}
+"""
+
+
+async def test_two_independent_errors_are_both_diagnosed(client: LanguageClient):
+    # an unknown operand on one line, an unknown opcode on the next (in an instruction that
+    # reads the broken one): two diagnostics, each on its own mistake
+    uri = await _open(client, TWO_ERRORS)
+    got = sorted(client.diagnostics[uri], key=lambda d: d.range.start.line)
+    assert [d.range for d in got] == [
+        _span(TWO_ERRORS, "q", "add("),
+        _span(TWO_ERRORS, "frobnicate"),
+    ]
+    assert "operand q" in got[0].message
+    assert "unknown opcode 'frobnicate'" in got[1].message
+
+
+CALL_MLIR = (paths.DATA / "stablehlo" / "call.mlir").read_text()
+
+
+async def test_stablehlo_hover_shows_the_maps_of_the_hlo_it_lowers_to(client: LanguageClient):
+    uri = await _open(client, CALL_MLIR, suffix=".mlir")
+    assert not client.diagnostics[uri]
+    # %1 broadcasts the scalar %cst to 4 elements: XLA's broadcast map (d0) -> () over
+    # d0 in [0, 3], each of the 4 outputs reading the one element (reads 4 of 1)
+    where = _where(CALL_MLIR, "%1 = stablehlo.broadcast_in_dim")
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), where)
+    )
+    text = hover.contents.value
+    assert "stablehlo.broadcast_in_dim" in text
+    assert "broadcast(" in text  # the HLO instruction it lowers to
+    assert "(d0) -> (), domain: d0 in [0, 3]" in text
+    assert "distinct 1, reads 4" in text
+    assert hover.range == _span(CALL_MLIR, "%1", "%cst = ")
+    # on the op name of the called function's multiply: both operands read element for element
+    where = _where(CALL_MLIR, "stablehlo.multiply")
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), where)
+    )
+    text = hover.contents.value
+    assert "multiply(" in text
+    assert text.count("(d0) -> (d0), domain: d0 in [0, 3]") == 2
+
+
+async def test_stablehlo_definition_references_and_outline(client: LanguageClient):
+    uri = await _open(client, CALL_MLIR, suffix=".mlir")
+    doc = types.TextDocumentIdentifier(uri)
+    # %0 read by the add of @main is the result of the call on its first line
+    use = _where(CALL_MLIR, "%0", "stablehlo.add")
+    (location,) = await client.text_document_definition_async(types.DefinitionParams(doc, use))
+    assert location.range == _span(CALL_MLIR, "%0", "%0 = call")
+    assert location.range.start == _where(CALL_MLIR, "%0 = call")
+    # `call @"<lambda>"` goes to the function's own name
+    (location,) = await client.text_document_definition_async(
+        types.DefinitionParams(doc, _where(CALL_MLIR, '@"<lambda>"'))
+    )
+    assert location.range.start == _where(CALL_MLIR, '@"<lambda>"', "func.func private")
+    # %cst of @main: defined once, read once (by the broadcast); @"<lambda>"'s own %cst is
+    # another value
+    refs = await client.text_document_references_async(
+        types.ReferenceParams(
+            context=types.ReferenceContext(include_declaration=True),
+            text_document=doc,
+            position=_where(CALL_MLIR, "%cst"),
+        )
+    )
+    assert sorted((r.range.start.line, r.range.start.character) for r in refs) == sorted(
+        [
+            (p.line, p.character)
+            for p in (_where(CALL_MLIR, "%cst"), _where(CALL_MLIR, "%cst", "broadcast_in_dim"))
+        ]
+    )
+    symbols = await client.text_document_document_symbol_async(types.DocumentSymbolParams(doc))
+    outline = [(s.name, [c.name for c in s.children or []]) for s in symbols]
+    assert outline == [
+        ("main", ["%0", "%cst", "%1", "%2"]),
+        ('"<lambda>"', ["%cst", "%0", "%1"]),
+    ]

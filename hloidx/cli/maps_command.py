@@ -15,6 +15,7 @@ from .options import (
     global_options,
     jobs_option,
     language_option,
+    names_option,
     read_text,
     report_error,
     stdout_is_terminal,
@@ -96,6 +97,7 @@ from .options import (
     help="In an XLA dump directory: the modules before optimization, after, or both.",
 )
 @language_option
+@names_option
 @jobs_option("Analyse many files")
 @global_options
 def maps(
@@ -116,6 +118,7 @@ def maps(
     tree: bool,
     stage: str,
     language: str,
+    names: str,
     jobs: int,
 ) -> None:
     """Indexing maps of every instruction of an HLO module, for every operand.
@@ -162,6 +165,7 @@ def maps(
         spelling=floordiv_spelling,
         tree=tree,
         language=language,
+        names=names,
     )
     found, missing = find_module_files(files, stage)
     if missing:

@@ -197,6 +197,18 @@ def language_option(command: Callable[..., Any]) -> Callable[..., Any]:
     )(command)
 
 
+def names_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--names roles|plain`` (the value reaches the command as ``names``)."""
+    return click.option(
+        "--names",
+        type=click.Choice(["plain", "roles"]),
+        default="plain",
+        show_default=True,
+        help="Variable names in maps: plain d0/s0/rt0 as XLA prints them, or roles (b, m, n, "
+        "k, ...: what each variable indexes, from the op's semantics).",
+    )(command)
+
+
 def jobs_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``-j/--jobs N``: ``what`` in N processes."""
     return click.option(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import TYPE_CHECKING
 
+from ..hlo.copy_insertion import base_copy_reason
 from ..hlo.fusion import body_of, computation_outputs
 from ..hlo.rules.basic import ELEMENTWISE
 from ..hlo.rules.shape_ops import minor_to_major
@@ -153,8 +154,8 @@ def is_tiled_transpose(hero: Instruction) -> bool:
 
 def _in_place_update(root: Instruction) -> bool:
     """A dynamic-update-slice root (possibly under bitcasts) whose base is a parameter: XLA
-    emits it in place when buffer assignment lets the output reuse that parameter's buffer
-    (``CanEmitFusedDynamicUpdateSliceInPlaceForGpu``), which HLO text does not show."""
+    emits it in place (``CanEmitFusedDynamicUpdateSliceInPlaceForGpu``): copy insertion makes
+    the output share that parameter's buffer, copying it first where it cannot be written."""
     while root.opcode == "bitcast" and root.operands:
         root = root.operands[0]
     if root.opcode != "dynamic-update-slice":
@@ -184,9 +185,9 @@ def choose_emitter(fusion: Instruction) -> EmitterChoice:
         if is_tiled_transpose(hero):
             return EmitterChoice("transpose", hero, roots)
     if roots and all(_in_place_update(r) for r in roots):
-        return EmitterChoice(
-            "dynamic-update-slice", roots[0], roots, detail="in place, if the buffers alias"
-        )
+        copied = any(base_copy_reason(fusion, r) for r in roots)
+        detail = "in place, on a copy of the base" if copied else "in place"
+        return EmitterChoice("dynamic-update-slice", roots[0], roots, detail=detail)
     if len(roots) == 1 and heroes[0].opcode == "scatter":
         return EmitterChoice("scatter", heroes[0], roots)
     if (

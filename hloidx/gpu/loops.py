@@ -10,6 +10,7 @@ from math import gcd
 from typing import TYPE_CHECKING
 
 from ..errors import HloidxError
+from ..hlo.copy_insertion import base_copy_reason
 from ..hlo.fusion import body_of, output_to_input, parameter_cells
 from ..hlo.op_rules import input_to_output as op_input_to_output
 from ..hlo.op_rules import output_to_input as op_output_to_input
@@ -239,12 +240,15 @@ class InPlaceUpdateEmitter:
             sources = [(dus.operands[1], thread_map)] + [(o, scalar) for o in dus.operands[2:]]
             for operand, m in sources:
                 add_reads(result, m, parameter_cells(operand, body, n), 0)
-            note = "the base is updated in place and not read (if XLA aliases the buffers)"
+            copied = base_copy_reason(fusion, root)
+            note = "the base is updated in place and not read" + (
+                f" (XLA copies it first: {copied})" if copied else ""
+            )
             add_undefined(result, base_cells, note)
         result.notes.append(
-            "XLA's in-place dynamic-update-slice emitter (used when buffer assignment lets the "
-            "output reuse the base's buffer, which HLO text does not show; else the loop "
-            "emitter): threads walk the update and write it at the start indices, so where "
+            "XLA's in-place dynamic-update-slice emitter (copy insertion and buffer assignment "
+            "make the output share the base's buffer, copying the base first where it cannot "
+            "be written): threads walk the update and write it at the start indices, so where "
             "they write is UNDEFINED here"
         )
 

@@ -13,6 +13,7 @@ from ..source import Source, Span
 from .attribute_checks import compatible_shapes as _compatible
 from .attribute_checks import instruction_attribute_errors, module_attribute_errors
 from .ir import CALL_ATTRIBUTES, Computation, HloModule, Instruction, Shape
+from .shape_check import unknown_opcode
 
 #: Opcodes whose parentheses hold a literal rather than operands.
 LITERAL_OPCODES = frozenset({"parameter", "constant"})
@@ -39,6 +40,8 @@ class ParseState(Protocol):
     inline_calls: list[tuple[Instruction, str, list[Computation], bool]]
     #: the text is one instruction: XLA's single-instruction form
     single: bool
+    # (lenient recovery, the grammar's builder only) ``unparsed``: computation -> the names of
+    # its instructions whose text did not parse; a use of one is no further error
 
 
 class _Pending:
@@ -86,6 +89,8 @@ def _link_computation(
     """Resolve operand names, check ROOT and parameter numbers (with ``verify``, also the
     shapes written before operand names); errors go to ``errors``."""
     by_name: dict[str, Instruction] = {}
+    # names whose definitions failed to parse (already an error): a use adds none
+    unparsed = getattr(builder, "unparsed", {}).get(computation.name, ())
     for instruction in computation.instructions:
         instruction.computation = computation
         if instruction.name in by_name:
@@ -144,6 +149,9 @@ def _link_computation(
                 if producer is None:
                     broken.add(instruction)
                     continue
+            if producer is None and name in unparsed:
+                broken.add(instruction)
+                continue
             if producer is None:
                 message = (
                     f"operand {name} of {instruction.name} names no instruction in computation "
@@ -170,6 +178,10 @@ def _link_computation(
     if implied:
         _place_implied(computation, implied)
     dropped = _drop(computation, broken) if drop_unresolved and broken else set()
+    for instruction in dropped:  # its opcode is wrong whatever its operands are
+        opcode_error = unknown_opcode(instruction)
+        if opcode_error is not None:
+            errors.append(opcode_error)
     if any(i.is_root for i in dropped):
         builder.rootless.add(computation.name)
     if not any(i.is_root for i in computation.instructions) and computation.instructions:

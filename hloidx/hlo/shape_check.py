@@ -37,16 +37,29 @@ def _opcode_span(instr: Instruction) -> Span | None:
     return span.source.span(match.start() + 1, match.start() + 1 + len(instr.opcode))
 
 
-def check_instruction(instr: Instruction) -> HloSemanticError | None:
-    """The first violation of XLA's rules by ``instr`` (located), or None."""
-    arity = XLA_OPCODES.get(instr.opcode, -1)
-    sugar = async_sugar(instr.opcode)
+def _arity(opcode: str) -> int | None:
+    """XLA's operand count of ``opcode`` (None: variadic; -1: no such opcode)."""
+    arity = XLA_OPCODES.get(opcode, -1)
+    sugar = async_sugar(opcode)
     if sugar is not None:  # reduce-scatter-start(...): the wrapped op's operands
         arity = XLA_OPCODES[sugar[0]] if sugar[1] == "start" else 1
+    return arity
+
+
+def unknown_opcode(instr: Instruction) -> HloSemanticError | None:
+    """The error of an opcode XLA does not have (whatever the operands), or None."""
+    if _arity(instr.opcode) != -1:
+        return None
+    return HloSemanticError(
+        f"unknown opcode {instr.opcode!r}: XLA has no such op", _opcode_span(instr)
+    )
+
+
+def check_instruction(instr: Instruction) -> HloSemanticError | None:
+    """The first violation of XLA's rules by ``instr`` (located), or None."""
+    arity = _arity(instr.opcode)
     if arity == -1:
-        return HloSemanticError(
-            f"unknown opcode {instr.opcode!r}: XLA has no such op", _opcode_span(instr)
-        )
+        return unknown_opcode(instr)
     if arity is not None and len(instr.operands) != arity:
         return HloSemanticError(
             f"{instr.name}: {instr.opcode} takes {arity} operand{'s' if arity != 1 else ''}, "
@@ -77,13 +90,17 @@ def check_instruction(instr: Instruction) -> HloSemanticError | None:
 
 def check_module(module: HloModule) -> list[tuple[Instruction, HloSemanticError]]:
     """Every instruction of ``module`` that breaks XLA's rules, with its error. An instruction
-    that reads a broken one is not checked (it is dropped with it)."""
+    that reads a broken one is checked only for its opcode (its shape would follow from the
+    error before it; an unknown opcode does not): it is dropped with it."""
     found: list[tuple[Instruction, HloSemanticError]] = []
     for computation in module.computations.values():
         broken: set[int] = set()
         for instr in computation.instructions:
             if broken and any(id(o) in broken for o in instr.operands):
                 broken.add(id(instr))
+                opcode_error = unknown_opcode(instr)
+                if opcode_error is not None:
+                    found.append((instr, opcode_error))
                 continue
             error = check_instruction(instr)
             if error is not None:

@@ -197,6 +197,9 @@ _COMPUTATION_START = re.compile(
 _COMPUTATION_END = re.compile(r"^[ \t]*\}[ \t\r]*(?:,.*)?$", re.MULTILINE)
 
 
+# the name an instruction's piece defines (`ROOT %add.3 = ...`)
+_DEFINED_NAME = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?([A-Za-z_][\w.\-]*)[ \t]*=")
+
 _NAME_START = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?[A-Za-z_]")
 
 
@@ -341,6 +344,8 @@ def _recover(
     shapeless = False
     anonymous: dict[str, int] = {}
     inline_calls: list = []
+    #: computation -> names of its instructions whose text did not parse
+    unparsed: dict[str, set[str]] = {}
     for comp_name, is_entry, _, begin, stop in blocks:
         starts = _instruction_starts(text, begin, stop)
         instructions: list[Instruction] = []
@@ -355,6 +360,9 @@ def _recover(
                 errors.append(error)
                 if piece.lstrip().startswith("ROOT"):
                     rootless.add(comp_name)
+                defined = _DEFINED_NAME.match(piece)
+                if defined is not None:
+                    unparsed.setdefault(comp_name or "entry", set()).add(defined.group(1))
                 continue
             errors.extend(piece_builder.errors)
             pending.update(piece_builder.pending)
@@ -375,15 +383,19 @@ def _recover(
     builder.rootless = rootless
     builder.shapeless = shapeless
     builder.inline_calls = inline_calls
-    module = _assemble(
-        header,
-        computations,
-        is_snippet,
-        source,
-        builder,
-        errors,
-        drop_unresolved=True,
-        verify=verify,
-    )
-    builder.pending = {}
+    builder.unparsed = unparsed
+    try:
+        module = _assemble(
+            header,
+            computations,
+            is_snippet,
+            source,
+            builder,
+            errors,
+            drop_unresolved=True,
+            verify=verify,
+        )
+    finally:
+        builder.pending = {}
+        builder.unparsed = {}
     return module, errors

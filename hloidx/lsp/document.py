@@ -16,7 +16,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .index import HloIndex, InstructionInfo, Occurrence, scan
+from .costs import estimate_kernel_cost, kernel_computations
+from .index import HloIndex, InstructionInfo, Occurrence, scan_steps
+from .local_index import scan_pieces
 from .text import cost_text, one_line, utilization_label, utilization_text
 
 __all__ = ["Diagnostic", "FileAnalysis", "Symbol", "analyse_text"]
@@ -49,6 +51,15 @@ class Symbol:
     children: list[Symbol] = field(default_factory=list)
 
 
+def _instruction_around(comp: Any, offset: int) -> Any:
+    """The instruction of ``comp`` whose text holds ``offset``, or None."""
+    for instr in comp.instructions:
+        span = instr.span
+        if span is not None and span.start <= offset <= span.end:
+            return instr
+    return None
+
+
 def content_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
@@ -69,6 +80,9 @@ def analyse_text(text: str, name: str = "<string>") -> FileAnalysis:
 
 
 class FileAnalysis:
+    #: how hovers name map variables: "plain" (d0, s0) or "roles" (setting ``hloidx.names``)
+    names = "plain"
+
     def __init__(self, name: str, text: str) -> None:
         self.name = name
         self.text = text
@@ -82,6 +96,8 @@ class FileAnalysis:
         #: (device, computation, instruction) -> KernelCost | str (why there is none)
         self.costs: dict[tuple[str, str, str], Any] = {}
         self.fully_analysed = False
+        #: the whole name index is built (:meth:`finish`); before, only :meth:`hover_early`
+        self.indexed = False
         self._kernel_computations: set[str] | None = None
         self._lock = threading.RLock()
 
@@ -97,13 +113,21 @@ class FileAnalysis:
 
     def finish(self) -> None:
         """The name index and the warnings it finds (after :meth:`parse`); never raises."""
-        if self.is_mlir:
-            return
+        for _ in self.finish_steps():
+            pass
+
+    def finish_steps(self) -> Iterator[None]:
+        """:meth:`finish` a slice at a time (the server answers requests in between); the
+        index is in place, whole, once the steps are done (:attr:`indexed`)."""
         try:
-            self._index()
+            if not self.is_mlir:
+                index = HloIndex(self.text)
+                yield from scan_steps(index)
+                self._index(index)
         except Exception as error:
             self._internal(error)
         self.diagnostics.sort(key=lambda d: (d.start, d.end))
+        self.indexed = True
 
     def _internal(self, error: Exception) -> None:
         message = f"internal error in hloidx: {type(error).__name__}: {error}"
@@ -122,8 +146,8 @@ class FileAnalysis:
         if module is None and not errors and self.text.strip():
             self.diagnostics.append(Diagnostic(0, 0, "no HLO module found in this text", "error"))
 
-    def _index(self) -> None:
-        self.index = scan(self.text)
+    def _index(self, index: HloIndex) -> None:
+        self.index = index
         for start, end, key in self.index.unknown_attributes:
             self.diagnostics.append(
                 Diagnostic(
@@ -215,19 +239,9 @@ class FileAnalysis:
         the computations whose instructions launch kernels."""
         if self._kernel_computations is not None:
             return self._kernel_computations
-        found: set[str] = set()
-        module = self.module
-        if module is not None and module.entry is not None and not self.is_mlir:
-            todo = [module.entry]
-            while todo:
-                comp = todo.pop()
-                if comp.name in found:
-                    continue
-                found.add(comp.name)
-                for instr in comp.instructions:
-                    if instr.opcode in ("while", "call", "conditional"):
-                        for called in instr.called_computations.values():
-                            todo.extend(called)
+        found = set()
+        if self.module is not None and not self.is_mlir:
+            found = kernel_computations(self.module)
         self._kernel_computations = found
         return found
 
@@ -243,33 +257,8 @@ class FileAnalysis:
         if instr is None:
             return None
         with self._lock:
-            self.costs[key] = self._estimate(instr, device)
+            self.costs[key] = estimate_kernel_cost(self.module, instr, device)
         return self.costs[key]
-
-    def _estimate(self, instr: Any, device: str) -> Any:
-        from ..errors import HloidxError
-        from ..hlo.ir import Computation, HloModule
-        from ..perf.devices import cost_device
-        from ..perf.kernels import FREE, find_kernels
-        from ..perf.report import estimate_kernel
-
-        if instr.opcode in ("while", "call", "conditional"):
-            return "control flow: the kernels of its computations have their own rows"
-        if instr.opcode in FREE:
-            return "launches no kernel (cost 0)"
-        module = self.module
-        holder = Computation(f"{instr.name}.__hover", [instr], is_entry=True)
-        shell = HloModule(module.name, module.attributes, module.computations, holder, None)
-        try:
-            profile = cost_device(device)
-            kernels, skipped = find_kernels(shell)
-            if not kernels:
-                return skipped[0].reason if skipped else "launches no kernel"
-            return estimate_kernel(kernels[0], profile)
-        except HloidxError as error:
-            return f"not estimated: {error.message}"
-        except Exception as error:
-            return f"not estimated (internal error: {type(error).__name__}: {error})"
 
     # -- navigation ---------------------------------------------------------------------------
     def occurrence_at(self, offset: int) -> Occurrence | None:
@@ -369,6 +358,43 @@ class FileAnalysis:
             return self._hover_metadata(meta), meta.start, meta.end
         return None
 
+    def hover_early(self, offset: int, device: str = DEFAULT_DEVICE) -> Any:
+        """:meth:`hover`, before the whole name index is built: from an index of the one
+        instruction under the cursor and of those it reads (scanned alone, at once), for an
+        instruction that is not a parameter (whose callers only the whole index knows), in a
+        computation. None: wait for the whole index."""
+        if self.indexed:
+            return self.hover(offset, device)
+        comp = self._computation_around(offset)
+        instr = None if comp is None else _instruction_around(comp, offset)
+        if instr is None:
+            return None
+        text = self.text
+        pieces = [
+            (text.rfind("\n", 0, i.span.start) + 1, i.span.end)
+            for i in (instr, *instr.operands)
+            if i.span is not None
+        ]
+        names = {i.name for i in (instr, *instr.operands)}  # the names the pieces may read
+        local = scan_pieces(text, comp.name, pieces, names, self.module.computations)
+        found = local.at(offset)
+        if found is None or found.kind != "instruction" or found.scope != comp.name:
+            return None
+        info = local.instructions.get((found.scope, found.name))
+        if info is None or info.opcode == "parameter":
+            return None
+        return self._hover_instruction(found, device, local), found.start, found.end
+
+    def _computation_around(self, offset: int) -> Any:
+        module = self.module
+        if module is None or self.is_mlir:
+            return None
+        for comp in module.computations.values():
+            span = comp.span
+            if span is not None and span.start <= offset <= span.end:
+                return comp
+        return None
+
     def _hover_computation(self, found: Occurrence) -> str:
         comp = self.index.computation(found.name)
         lines = [
@@ -396,8 +422,10 @@ class FileAnalysis:
             lines.append("called by nothing in this module")
         return "\n".join(lines)
 
-    def _hover_instruction(self, found: Occurrence, device: str) -> str:
-        info = self.index.instructions.get((found.scope, found.name))
+    def _hover_instruction(
+        self, found: Occurrence, device: str, index: HloIndex | None = None
+    ) -> str:
+        info = (index or self.index).instructions.get((found.scope, found.name))
         lines: list[str] = []
         if info is not None:
             lines.append(
@@ -446,6 +474,10 @@ class FileAnalysis:
     def _operand_lines(self, result: Any, index: int) -> list[str]:
         from ..maps.printer import format_map
 
+        if self.names == "roles":
+            from ..hlo.role_names import name_instruction
+
+            result = name_instruction(result)
         operand = result.operands[index]
         status = operand.status or "not analysed"
         lines = [f"status: {status} · utilization: {utilization_text(operand.utilization)}"]

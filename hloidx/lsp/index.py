@@ -17,11 +17,21 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Container, Iterator
 from dataclasses import dataclass, field
 
 from .attribute_names import COMPUTATION_ATTRIBUTES, KNOWN_ATTRIBUTES
+from .debug_tables import frame_stack, table_line
+from .index_links import link_steps
 
-__all__ = ["ComputationInfo", "HloIndex", "InstructionInfo", "Occurrence", "scan"]
+__all__ = [
+    "ComputationInfo",
+    "HloIndex",
+    "InstructionInfo",
+    "Occurrence",
+    "scan",
+    "scan_steps",
+]
 
 _NAME = r"[A-Za-z_][\w.\-]*"
 _COMPUTATION_HEADER = re.compile(
@@ -39,10 +49,6 @@ _OPERAND = re.compile(r"%?(" + _NAME + r")((?:[ \t]*#[ \t]*\d+)*)")
 _PLAIN_OPERANDS = re.compile(r"[ \t]*(?:%?" + _NAME + r"(?:[ \t]*#[ \t]*\d+)*[ \t]*(?:,[ \t]*|$))*")
 _ATTRIBUTE = re.compile(r"[ \t\r\n]*,[ \t\r\n]*([A-Za-z_][\w\-]*)[ \t]*=[ \t]*")
 _SIGNATURE_PARAM = re.compile(r"(?:[(,][ \t]*|/\*index=\d+\*/[ \t]*)%?(" + _NAME + r")[ \t]*:")
-_TABLE_HEADER = re.compile(r"[ \t]*(FileNames|FunctionNames|FileLocations|StackFrames)[ \t\r]*$")
-_TABLE_STRING = re.compile(r'[ \t]*(\d+)[ \t]+"((?:[^"\\]|\\.)*)"')
-_TABLE_FIELDS = re.compile(r"[ \t]*(\d+)[ \t]+\{([^}]*)\}")
-_FIELD = re.compile(r"(\w+)=(-?\d+)")
 _STACK_FRAME = re.compile(r"stack_frame_id=(\d+)")
 _SOURCE_FILE = re.compile(r'source_file="((?:[^"\\]|\\.)*)"')
 _SOURCE_LINE = re.compile(r"source_line=(\d+)")
@@ -193,77 +199,66 @@ class HloIndex:
     def frame(self, frame_id: int) -> list[tuple[str, int | None, str]]:
         """The stack of frame ``frame_id``, innermost first: (file, line, function) each;
         unknown parts are ``"?"`` / None."""
-        frames = self.tables.get("StackFrames", {})
-        locations = self.tables.get("FileLocations", {})
-        files = self.tables.get("FileNames", {})
-        functions = self.tables.get("FunctionNames", {})
-        out: list[tuple[str, int | None, str]] = []
-        seen: set[int] = set()
-        current: int | None = frame_id
-        while current and current not in seen and current in frames:
-            seen.add(current)
-            entry = frames[current]
-            assert isinstance(entry, dict)
-            location = locations.get(entry.get("file_location_id", -1), {})
-            assert isinstance(location, dict)
-            file = files.get(location.get("file_name_id", -1), "?")
-            function = functions.get(location.get("function_name_id", -1), "?")
-            out.append((str(file), location.get("line"), str(function)))
-            parent = entry.get("parent_frame_id")
-            current = parent if parent != current else None
-        return out
+        return frame_stack(self.tables, frame_id)
 
 
-def scan(text: str) -> HloIndex:
-    """The index of ``text`` (any text: what is not HLO is skipped)."""
+def scan(text: str, begin: int = 0, end: int | None = None) -> HloIndex:
+    """The index of ``text`` (any text: what is not HLO is skipped); with ``begin``/``end``,
+    of that piece alone (a computation: its header line to its closing brace), at the offsets
+    of the whole text."""
     index = HloIndex(text)
-    lines = _line_offsets(text)
-    _scan_structure(text, lines, index)
+    for _ in scan_steps(index, begin, end):
+        pass
+    return index
+
+
+#: Lines of the structure pass, and instructions of the name pass, between two yields.
+_STEP_LINES = 4_000
+_STEP_INSTRUCTIONS = 2_000
+
+
+def scan_steps(index: HloIndex, begin: int = 0, end: int | None = None) -> Iterator[None]:
+    """Fill ``index`` (made empty for its text) a slice at a time: yields between slices, so
+    that a caller can answer something else in between (the language server's requests)."""
+    text = index.text
+    limit = len(text) if end is None else end
+    lines = _line_offsets(text, begin, limit)
+    yield from _scan_structure(text, lines, index, limit)
+    done = 0
     for comp in index.computations:
         defined = {i.name for i in comp.instructions}
         for instr in comp.instructions:
             _scan_instruction(text, instr, defined, index)
+            done += 1
+            if done % _STEP_INSTRUCTIONS == 0:
+                yield
         _scan_signature(text, comp, defined, index)
-    computations = {c.name for c in index.computations}
-    kept = []
-    for occurrence in index.occurrences:
-        if occurrence.kind == "computation" and occurrence.name not in computations:
-            continue  # `calls=` naming no computation of the text: not a reference
-        kept.append(occurrence)
-    kept.sort(key=lambda o: o.start)
-    index.occurrences = kept
-    index._starts = [o.start for o in kept]
-    for occurrence in kept:
-        index.references.setdefault(occurrence.key, []).append(occurrence)
-        if occurrence.is_definition:
-            index.definitions.setdefault(occurrence.key, occurrence)
-    for comp in index.computations:
-        for instr in comp.instructions:
-            for names in instr.calls.values():
-                names[:] = [n for n in names if n in computations]
-    index.metadata.sort(key=lambda m: m.start)
-    return index
+    yield from link_steps(index, {c.name for c in index.computations})
 
 
-def _line_offsets(text: str) -> list[int]:
-    starts = [0]
+def _line_offsets(text: str, begin: int = 0, limit: int | None = None) -> list[int]:
+    limit = len(text) if limit is None else limit
+    starts = [begin]
     find = text.find
-    i = find("\n")
+    i = find("\n", begin, limit)
     while i >= 0:
         starts.append(i + 1)
-        i = find("\n", i + 1)
+        i = find("\n", i + 1, limit)
     return starts
 
 
-def _scan_structure(text: str, lines: list[int], index: HloIndex) -> None:
-    """Computations, their instructions' extents, the debug tables."""
+def _scan_structure(text: str, lines: list[int], index: HloIndex, limit: int) -> Iterator[None]:
+    """Computations, their instructions' extents, the debug tables (in ``text[:limit]``);
+    yields every ``_STEP_LINES`` lines."""
     comp: ComputationInfo | None = None
     table: str | None = None
     previous_continues = False  # the previous line of the body ended in `,`
     n = len(lines)
     for k in range(n):
+        if k % _STEP_LINES == _STEP_LINES - 1:
+            yield
         begin = lines[k]
-        stop = lines[k + 1] - 1 if k + 1 < n else len(text)
+        stop = lines[k + 1] - 1 if k + 1 < n else limit
         if comp is None:
             header = _COMPUTATION_HEADER.match(text, begin, stop)
             if header is not None and not text.startswith("HloModule", begin):
@@ -273,7 +268,7 @@ def _scan_structure(text: str, lines: list[int], index: HloIndex) -> None:
                     name.lstrip("%"),
                     header.group(1) is not None,
                     begin,
-                    len(text),
+                    limit,
                     start,
                     header.end(2),
                 )
@@ -284,11 +279,11 @@ def _scan_structure(text: str, lines: list[int], index: HloIndex) -> None:
                 table = None
                 previous_continues = False
                 continue
-            _table_line(text, begin, stop, index, table_holder := [table])
+            table_line(text, begin, stop, index.tables, table_holder := [table])
             table = table_holder[0]
             continue
         if _BODY_CLOSE.match(text, begin, stop) and not previous_continues:
-            closing = text.index("}", begin, stop + 1 if stop < len(text) else stop)
+            closing = text.index("}", begin, stop + 1 if stop < limit else stop)
             comp.end = closing + 1
             _close_last(text, comp, begin)
             comp = None
@@ -318,7 +313,7 @@ def _scan_structure(text: str, lines: list[int], index: HloIndex) -> None:
             line = line.split("//", 1)[0].rstrip()
         previous_continues = line.endswith(",")
     if comp is not None:
-        _close_last(text, comp, len(text))
+        _close_last(text, comp, limit)
 
 
 def _close_last(text: str, comp: ComputationInfo, limit: int) -> None:
@@ -330,32 +325,6 @@ def _close_last(text: str, comp: ComputationInfo, limit: int) -> None:
     while end > last.name_end and text[end - 1] in " \t\r\n":
         end -= 1
     last.end = end
-
-
-def _table_line(
-    text: str, begin: int, stop: int, index: HloIndex, table_holder: list[str | None]
-) -> None:
-    header = _TABLE_HEADER.match(text, begin, stop)
-    if header is not None:
-        table_holder[0] = header.group(1)
-        index.tables.setdefault(header.group(1), {})
-        return
-    table = table_holder[0]
-    if table is None:
-        return
-    if table in ("FileNames", "FunctionNames"):
-        entry = _TABLE_STRING.match(text, begin, stop)
-        if entry is not None:
-            index.tables[table][int(entry.group(1))] = entry.group(2)
-            return
-    else:
-        entry = _TABLE_FIELDS.match(text, begin, stop)
-        if entry is not None:
-            fields = {k: int(v) for k, v in _FIELD.findall(entry.group(2))}
-            index.tables[table][int(entry.group(1))] = fields
-            return
-    if text[begin:stop].strip():
-        table_holder[0] = None
 
 
 def _matching(text: str, i: int, end: int, open_: str, close: str) -> int:
@@ -400,7 +369,7 @@ def _string_end(text: str, i: int, end: int) -> int:
 
 
 def _scan_instruction(
-    text: str, instr: InstructionInfo, defined: set[str], index: HloIndex
+    text: str, instr: InstructionInfo, defined: Container[str], index: HloIndex
 ) -> None:
     end = instr.end
     opcode = _OPCODE.search(text, instr.name_end, end)
@@ -420,7 +389,12 @@ def _scan_instruction(
 
 
 def _scan_operands(
-    text: str, instr: InstructionInfo, begin: int, stop: int, defined: set[str], index: HloIndex
+    text: str,
+    instr: InstructionInfo,
+    begin: int,
+    stop: int,
+    defined: Container[str],
+    index: HloIndex,
 ) -> None:
     plain = _PLAIN_OPERANDS.fullmatch(text, begin, stop)
     if plain is not None:  # `a, %b, t#1`: XLA's printed form, read by one regular expression
@@ -487,7 +461,12 @@ def _scan_operands(
 
 
 def _scan_attributes(
-    text: str, instr: InstructionInfo, begin: int, stop: int, defined: set[str], index: HloIndex
+    text: str,
+    instr: InstructionInfo,
+    begin: int,
+    stop: int,
+    defined: Container[str],
+    index: HloIndex,
 ) -> None:
     i = begin
     while i < stop:
@@ -571,7 +550,9 @@ def _scan_metadata(
         )
 
 
-def _scan_signature(text: str, comp: ComputationInfo, defined: set[str], index: HloIndex) -> None:
+def _scan_signature(
+    text: str, comp: ComputationInfo, defined: Container[str], index: HloIndex
+) -> None:
     """``%comp (p0: f32[2], p1: s32[]) -> ...``: each parameter name refers to its
     parameter instruction."""
     begin = comp.name_end

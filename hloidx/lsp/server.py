@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import gc
 import itertools
 import logging
 import queue
@@ -24,6 +25,8 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .document import DEFAULT_DEVICE, FileAnalysis, content_hash
+from .mlir import new_analysis
+from .positions import LineMap
 
 __all__ = ["HloLanguageServer", "build_server"]
 
@@ -35,6 +38,9 @@ MAX_DIAGNOSTICS = 1000
 DEBOUNCE = 0.3
 #: Analyses kept for texts no longer open or changed since (by content hash).
 KEPT = 8
+#: Instructions analysed, and kernels estimated, in one slice of the background work.
+BACKGROUND_INSTRUCTIONS = 50
+BACKGROUND_KERNELS = 10
 
 # request > first analysis > background work
 _REQUEST, _ANALYSIS, _BACKGROUND = 0, 1, 2
@@ -65,54 +71,6 @@ class Worker:
                 future.set_exception(error)
 
 
-class LineMap:
-    """Character offsets of a text to LSP positions and back, in the negotiated encoding
-    (UTF-16 code units unless the client offered UTF-32 or UTF-8)."""
-
-    def __init__(self, text: str, encoding: str = "utf-16") -> None:
-        self.text = text
-        self.encoding = encoding
-        starts = [0]
-        find = text.find
-        i = find("\n")
-        while i >= 0:
-            starts.append(i + 1)
-            i = find("\n", i + 1)
-        self.starts = starts
-
-    def _units(self, piece: str) -> int:
-        if self.encoding == "utf-32" or piece.isascii():
-            return len(piece)
-        if self.encoding == "utf-8":
-            return len(piece.encode("utf-8", "surrogatepass"))
-        return len(piece.encode("utf-16-le", "surrogatepass")) // 2
-
-    def position(self, offset: int) -> types.Position:
-        import bisect
-
-        offset = max(0, min(offset, len(self.text)))
-        line = bisect.bisect_right(self.starts, offset) - 1
-        return types.Position(line, self._units(self.text[self.starts[line] : offset]))
-
-    def range(self, start: int, end: int) -> types.Range:
-        return types.Range(self.position(start), self.position(end))
-
-    def offset(self, position: types.Position) -> int:
-        if position.line >= len(self.starts):
-            return len(self.text)
-        begin = self.starts[position.line]
-        stop = self.starts[position.line + 1] - 1 if position.line + 1 < len(self.starts) else None
-        line = self.text[begin:stop]
-        if self.encoding == "utf-32" or line.isascii():
-            return begin + min(position.character, len(line))
-        units = 0
-        for k, char in enumerate(line):
-            if units >= position.character:
-                return begin + k
-            units += self._units(char)
-        return begin + len(line)
-
-
 class _Open:
     """What the server holds for one open file."""
 
@@ -120,6 +78,8 @@ class _Open:
         self.analysis: FileAnalysis | None = None
         self.lines: LineMap | None = None
         self.pending: asyncio.Task[Any] | None = None
+        #: the text's parse, once its diagnostics are out (its index may still be under way)
+        self.parsed: tuple[FileAnalysis, LineMap] | None = None
         self.background: concurrent.futures.Future[Any] | None = None
         #: the analysis the background work is for (a change starts it again for the new one)
         self.background_for: FileAnalysis | None = None
@@ -157,6 +117,8 @@ class HloLanguageServer(LanguageServer):
                         f"hloidx: unknown device {device!r} ({error}); keeping {self.device}",
                     )
                 )
+        if settings.get("names") in ("plain", "roles"):
+            FileAnalysis.names = settings["names"]
         hints = settings.get("inlayHints")
         if isinstance(hints, bool):
             self.inlay_hints = hints
@@ -192,9 +154,15 @@ class HloLanguageServer(LanguageServer):
             kept = await asyncio.shield(asyncio.wrap_future(future))
             if self.open.get(uri) is state:
                 self.publish(uri, version, *kept)
+                state.parsed = kept
             logger.info("parsed %s: %d diagnostics", uri, len(kept[0].diagnostics))
             before = len(kept[0].diagnostics)
-            await asyncio.shield(asyncio.wrap_future(self.worker.submit(_ANALYSIS, kept[0].finish)))
+            # the index a slice at a time: a request (the first hover) goes in between
+            steps = kept[0].finish_steps()
+            while await asyncio.shield(
+                asyncio.wrap_future(self.worker.submit(_ANALYSIS, _advance, steps))
+            ):
+                pass
             if len(kept[0].diagnostics) == before:
                 version = None  # nothing new to publish
             self.kept[digest] = kept
@@ -212,8 +180,13 @@ class HloLanguageServer(LanguageServer):
 
     def _build(self, uri: str, text: str) -> tuple[FileAnalysis, LineMap]:
         name = uri.rsplit("/", 1)[-1] or uri
-        analysis = FileAnalysis(name, text)
+        analysis = new_analysis(name, text)
+        # The parsed module (millions of objects on a big module) is set aside for the cyclic
+        # collector: a full collection over it would stop every request for a second or two.
+        # What an earlier parse set aside is collectable again from here on.
+        gc.unfreeze()
         analysis.parse()
+        gc.freeze()
         return analysis, LineMap(text, self.encoding())
 
     def publish(
@@ -251,7 +224,8 @@ class HloLanguageServer(LanguageServer):
         if analysis.fully_analysed or state.background_for is analysis:
             return
         state.background_for = analysis
-        steps = analysis.analyse_all()
+        # small slices: a request waits for at most the slice under way
+        steps = analysis.analyse_all(BACKGROUND_INSTRUCTIONS)
         loop = asyncio.get_running_loop()
         device = self.device
         kernels = iter([])
@@ -263,7 +237,7 @@ class HloLanguageServer(LanguageServer):
                 if analysis.fully_analysed:
                     kernels = iter(analysis.kernel_instructions())
                 return True
-            batch = list(itertools.islice(kernels, 50))
+            batch = list(itertools.islice(kernels, BACKGROUND_KERNELS))
             for instr in batch:
                 analysis.cost(instr.computation, instr.name, device)
             return bool(batch)
@@ -295,6 +269,16 @@ class HloLanguageServer(LanguageServer):
             logger.warning("refresh failed: %s", error)
         self.protocol.notify("hloidx/analysed", {"name": analysis.name, "digest": analysis.digest})
 
+    def parsed(self, uri: str) -> tuple[FileAnalysis, LineMap] | None:
+        """The parse of the file's present text while its index is still being built."""
+        state = self.open.get(uri)
+        if state is None or state.parsed is None or state.parsed[0].indexed:
+            return None
+        document = self.workspace.get_text_document(uri)
+        if state.parsed[0].digest != content_hash(document.source):
+            return None
+        return state.parsed
+
     async def current(self, uri: str) -> tuple[FileAnalysis, LineMap] | None:
         """The analysis of the file's present text (waiting for it when it is under way)."""
         state = self.open.get(uri)
@@ -317,6 +301,14 @@ class HloLanguageServer(LanguageServer):
     async def run(self, function: Callable[..., Any], *args: Any) -> Any:
         """``function(*args)`` on the worker, before any background work."""
         return await asyncio.wrap_future(self.worker.submit(_REQUEST, function, *args))
+
+
+def _advance(steps: Any) -> bool:
+    """One step of a generator; False once it is done."""
+    return next(steps, _DONE) is not _DONE
+
+
+_DONE = object()
 
 
 def _version() -> str:
@@ -343,6 +335,8 @@ def _register(server: HloLanguageServer) -> None:
     def initialize(ls: HloLanguageServer, params: types.InitializeParams) -> None:
         ls.configure(params.initialization_options)
         ls.worker.submit(_ANALYSIS, _warm_up)  # the parser's imports, before the first file
+        # the cost model's imports (a second) beside the first parse, not in the first hover
+        threading.Thread(target=_import_cost_model, name="hloidx-lsp-imports", daemon=True).start()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(
@@ -368,12 +362,18 @@ def _register(server: HloLanguageServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: HloLanguageServer, params: types.HoverParams) -> types.Hover | None:
-        found = await ls.current(params.text_document.uri)
-        if found is None:
-            return None
-        analysis, lines = found
-        offset = lines.offset(params.position)
-        answer = await ls.run(analysis.hover, offset, ls.device)
+        answer = None
+        early = ls.parsed(params.text_document.uri)
+        if early is not None:  # what is asked first, ahead of the index and the background
+            analysis, lines = early
+            answer = await ls.run(analysis.hover_early, lines.offset(params.position), ls.device)
+        if answer is None:
+            found = await ls.current(params.text_document.uri)
+            if found is None:
+                return None
+            analysis, lines = found
+            offset = lines.offset(params.position)
+            answer = await ls.run(analysis.hover, offset, ls.device)
         if answer is None:
             return None
         text, start, end = answer
@@ -525,6 +525,10 @@ def _warm_up() -> None:
     from ..maps.printer import format_map  # noqa: F401
 
     parse_hlo_lenient("HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n}\n")
+
+
+def _import_cost_model() -> None:
+    from ..perf import devices, kernels, report  # noqa: F401
 
 
 _SYMBOL_KINDS = {"computation": types.SymbolKind.Function, "instruction": types.SymbolKind.Variable}

@@ -61,13 +61,23 @@ def find(module: HloModule, name: str, *, fusion: bool = False) -> Instruction:
     raise _not_found(f"{what} {bare!r} in module {module.name}", close)
 
 
-def analyze(source: Any, *, spelling: str = "floordiv", **options: Any) -> Analysis:
+def analyze(
+    source: Any, *, spelling: str = "floordiv", names: str = "plain", **options: Any
+) -> Analysis:
     """Every instruction's indexing maps, verdicts and utilization (options as
-    ``hloidx.hlo.analysis.analyze``: ``verify``, ``simplify``, ``direction``, ...)."""
+    ``hloidx.hlo.analysis.analyze``: ``verify``, ``simplify``, ``direction``, ...);
+    ``names="roles"`` names the maps' variables by what they index (``hloidx maps --names``)."""
     from ..hlo.analysis import analyze as analyze_module
 
+    if names not in ("plain", "roles"):
+        raise HloidxError(f"names is 'plain' or 'roles', not {names!r}")
     module = as_module(source)
-    return Analysis(module, analyze_module(module, **options), spelling)
+    result = analyze_module(module, **options)
+    if names == "roles":
+        from ..hlo.role_names import name_module
+
+        result = name_module(result)
+    return Analysis(module, result, spelling)
 
 
 def show(source: Any, instruction: str, operand: int = 0, **options: Any) -> Picture:

@@ -33,17 +33,19 @@ place), :func:`aliased_operands` (the in-place pairs of any instruction).
 from __future__ import annotations
 
 import re
-import weakref
 from dataclasses import dataclass
 from math import prod
 from typing import TYPE_CHECKING
 
+from ..hlo.copy_insertion import copy_reason, skip_bitcast, users_of
 from ..hlo.element_types import element_bytes
 from ..hlo.fusion import body_of, computation_outputs
 from .backend_config import fusion_kind_of
 
 if TYPE_CHECKING:
     from ..hlo.ir import Computation, Instruction, Shape
+
+__all__ = ["aliased_operands", "copy_reason", "dus_fallback_reason", "in_place_kernel"]
 
 #: ops XLA lets a dynamic-update-slice's base parameter feed besides the DUS itself
 _ELEMENTWISE_USERS = frozenset(
@@ -86,37 +88,9 @@ def _array_bytes(shape: Shape, element_type: str | None = None) -> int:
     return shape.num_elements() * element_bytes(element_type or shape.element_type)
 
 
-def _skip_bitcast(instr: Instruction) -> Instruction:
-    while instr.opcode == "bitcast" and instr.operands:
-        instr = instr.operands[0]
-    return instr
-
-
-_USERS: weakref.WeakKeyDictionary[Computation, dict[int, list[Instruction]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def users_of(instr: Instruction) -> list[Instruction]:
-    """The instructions of ``instr``'s computation that read it."""
-    comp = instr.computation
-    if comp is None:
-        return []
-    table = _USERS.get(comp)
-    if table is None:
-        table = {}
-        for user in comp.instructions:
-            for operand in user.operands:
-                found = table.setdefault(id(operand), [])
-                if not found or found[-1] is not user:
-                    found.append(user)
-        _USERS[comp] = table
-    return table.get(id(instr), [])
-
-
 def _dus_roots(body: Computation) -> list[Instruction] | None:
     roots = computation_outputs(body)
-    found = [_skip_bitcast(r) for r in roots]
+    found = [skip_bitcast(r) for r in roots]
     if not found or any(r.opcode != "dynamic-update-slice" for r in found):
         return None
     return found
@@ -194,14 +168,14 @@ def _memcpy(fusion: Instruction, body: Computation) -> InPlaceKernel | None:
     roots = computation_outputs(body)
     if len(roots) != 1:
         return None
-    root = _skip_bitcast(roots[0])
+    root = skip_bitcast(roots[0])
     if root.opcode not in ("dynamic-slice", "dynamic-update-slice"):
         return None
     is_dus = root.opcode == "dynamic-update-slice"
     first_offset = 2 if is_dus else 1
     moved = root.operands[1].shape if is_dus else root.shape
     whole = root.operands[0].shape
-    if any(_skip_bitcast(o).opcode != "parameter" for o in root.operands[:first_offset]):
+    if any(skip_bitcast(o).opcode != "parameter" for o in root.operands[:first_offset]):
         return None
     marked = fusion_kind_of(fusion) == "__dynamic_memcpy"
     offsets = root.operands[first_offset:]
@@ -212,8 +186,8 @@ def _memcpy(fusion: Instruction, body: Computation) -> InPlaceKernel | None:
     if not _contiguous(moved.dims, whole.dims):
         return None
     size = _array_bytes(moved, whole.element_type)
-    source = _skip_bitcast(root.operands[1] if is_dus else root.operands[0])
-    base = _operand_index(fusion, _skip_bitcast(root.operands[0]))
+    source = skip_bitcast(root.operands[1] if is_dus else root.operands[0])
+    base = _operand_index(fusion, skip_bitcast(root.operands[0]))
     return InPlaceKernel(
         "memcpy",
         "memcpy (XLA's DynamicMemcpyFusion)",
@@ -240,7 +214,7 @@ def _dynamic_update_slice(fusion: Instruction, body: Computation) -> InPlaceKern
         return None
     aliased, reads, written = [], [], 0
     for dus in roots:
-        base = _skip_bitcast(dus.operands[0])
+        base = skip_bitcast(dus.operands[0])
         index = _operand_index(fusion, base)
         if index >= 0 and index not in aliased:
             aliased.append(index)
@@ -271,13 +245,13 @@ def _scatter(fusion: Instruction, body: Computation) -> InPlaceKernel | None:
     roots = computation_outputs(body)
     if len(roots) != 1:
         return None
-    scatter = _skip_bitcast(roots[0])
+    scatter = skip_bitcast(roots[0])
     if scatter.opcode != "scatter" or len(scatter.operands) != 3:
         return None
     operand, indices, updates = scatter.operands
-    if _skip_bitcast(operand).opcode != "parameter":
+    if skip_bitcast(operand).opcode != "parameter":
         return None
-    index = _operand_index(fusion, _skip_bitcast(operand))
+    index = _operand_index(fusion, skip_bitcast(operand))
     rows = _array_bytes(updates.shape, scatter.shape.element_type)
     read = 0 if _keeps_only_update(scatter) else rows
     how = "written" if read == 0 else "read, combined and written back"
@@ -306,77 +280,28 @@ def in_place_kernel(fusion: Instruction) -> InPlaceKernel | None:
     return _memcpy(fusion, body) or _dynamic_update_slice(fusion, body) or _scatter(fusion, body)
 
 
-def _donated_parameters(module) -> set[int]:
-    """Entry parameters the module lets the outputs reuse (``input_output_alias``,
-    ``buffer_donor``)."""
-    found: set[int] = set()
-    aliases = module.attributes.get("input_output_alias", "") if module is not None else ""
-    for m in re.finditer(r":\s*\(\s*(\d+)", aliases):
-        found.add(int(m.group(1)))
-    donors = module.attributes.get("buffer_donor", "") if module is not None else ""
-    for m in re.finditer(r"\(\s*(\d+)\s*,", donors):
-        found.add(int(m.group(1)))
-    return found
-
-
-def copy_reason(instr: Instruction, operand: Instruction) -> str:
-    """Why XLA's copy insertion copies ``operand`` before the in-place kernel ``instr`` (an
-    entry-level instruction) updates it ('' when the kernel can update it where it is)."""
-    value = _skip_bitcast(operand)
-    if value.opcode == "constant":
-        return f"{operand.name} is a constant (read-only)"
-    comp = instr.computation
-    if value.opcode == "parameter" and comp is not None and comp.is_entry:
-        module = comp.module
-        if value.parameter_number not in _donated_parameters(module):
-            return f"{operand.name} is an entry parameter the module does not donate"
-    if comp is None:
-        return ""
-    readers = [
-        user
-        for v in dict.fromkeys([operand, value])
-        for user in users_of(v)
-        if user is not instr and user.opcode != "bitcast"
-    ]
-    if not readers:
-        return ""
-    module = comp.module
-    if module is not None and module.attributes.get("is_scheduled", "").lower() == "true":
-        # the text's order is the schedule: a reader after the kernel needs the old value
-        order = {id(i): k for k, i in enumerate(comp.instructions)}
-        here = order.get(id(instr), -1)
-        later = [u for u in readers if order.get(id(u), -1) > here]
-    else:
-        # before scheduling, copy insertion orders by dependencies: only a reader the kernel
-        # depends on surely runs first
-        before = _ancestors(instr)
-        later = [u for u in readers if id(u) not in before]
-    if later:
-        return f"{operand.name} is still read by {later[0].name} after {instr.name} updates it"
-    return ""
-
-
-def _ancestors(instr: Instruction) -> set[int]:
-    """The instructions ``instr`` depends on, transitively, in its computation."""
-    seen: set[int] = set()
-    stack = list(instr.operands)
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.extend(node.operands)
-    return seen
-
-
 def aliased_operands(instr: Instruction) -> tuple[int, ...]:
-    """The operands whose buffer ``instr``'s output reuses (XLA's in-place pairs that hloidx
-    models): a DUS's base, a scatter's operand, a custom call's ``output_to_operand_aliasing``,
-    and an in-place fusion's aliased operands."""
+    """The operands whose buffer ``instr``'s output reuses (XLA's in-place pairs,
+    ``alias_info.cc``'s ``GetInPlaceInputOutputPairs``, that hloidx models): a DUS's base, a
+    scatter's operands, every operand of an ``all-reduce-start`` (NCCL reduces in place; not
+    with an NVSHMEM backend), the output buffer (operand 1) of an in-place
+    ``collective-permute-start`` and of a ``ragged-all-to-all``, a custom call's or an
+    ``async-start``'s ``output_to_operand_aliasing``, and an in-place fusion's aliased
+    operands."""
     op = instr.opcode
-    if op in ("dynamic-update-slice", "scatter"):
+    if op == "dynamic-update-slice":
         return (0,)
-    if op == "custom-call":
+    if op == "scatter":
+        return tuple(range(max(1, (len(instr.operands) - 1) // 2)))
+    if op == "all-reduce-start":
+        if "nvshmem" in instr.attributes.get("backend_config", "").lower():
+            return ()
+        return tuple(range(len(instr.operands)))
+    if op == "collective-permute-start" and len(instr.operands) == 4:
+        return (1,)
+    if op == "ragged-all-to-all":
+        return (1,)
+    if op in ("custom-call", "async-start"):
         text = instr.attributes.get("output_to_operand_aliasing", "")
         return tuple(sorted({int(m.group(1)) for m in re.finditer(r":\s*\(\s*(\d+)", text)}))
     if op == "fusion":

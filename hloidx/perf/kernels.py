@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING
 
 from ..hlo.ir import Computation, HloModule, Instruction
 from .backend_config import fusion_kind_of, is_dynamic_slice_fusion
+from .carried import body_copies, sort_copies, while_init_copies
 from .in_place import aliased_operands, copy_reason
+from .sort_kernel import rewritten_to_cub
 from .trip_count import known_trip_count
 
 if TYPE_CHECKING:
@@ -283,27 +285,51 @@ def kernel_of(instr: Instruction, module: HloModule, name: str, repeats: int) ->
     return Kernel(instr, "op", wrap_as_fusion(instr, module), name, repeats)
 
 
-_IN_PLACE_OPS = frozenset({"fusion", "dynamic-update-slice", "scatter", "custom-call"})
+_IN_PLACE_OPS = frozenset(
+    {
+        "fusion",
+        "dynamic-update-slice",
+        "scatter",
+        "custom-call",
+        "all-reduce-start",
+        "collective-permute-start",
+        "ragged-all-to-all",
+        "async-start",
+    }
+)
 
 
 def copies_before(instr: Instruction, module: HloModule, prefix: str, repeats: int) -> list[Kernel]:
-    """The copies XLA's copy insertion puts before the in-place kernel ``instr``: one per
-    operand whose buffer the kernel cannot update where it is (:func:`.in_place.copy_reason`),
-    each a kernel of its own, as in XLA's optimized HLO."""
-    if instr.opcode not in _IN_PLACE_OPS:
+    """The copies XLA puts before ``instr``, each a kernel of its own, as in XLA's optimized
+    HLO: copy insertion's before an in-place kernel, one per operand whose buffer the kernel
+    cannot update where it is (:func:`.in_place.copy_reason`), and before a while loop and in
+    its body for its carried state (:mod:`.carried`), in a module not yet scheduled; and the
+    sort emitter's copy into its output buffer."""
+    found: list[tuple[Instruction, str]] = []
+    # a scheduled module was printed after copy insertion (XLA runs no pass on a module with a
+    # schedule, GpuCompiler::RunHloPassesIfNeeded): its copies are in the text already
+    scheduled = module.attributes.get("is_scheduled", "").lower() == "true"
+    if scheduled and instr.opcode != "sort":
         return []
+    if instr.opcode in _IN_PLACE_OPS:
+        for k in aliased_operands(instr):
+            if k < len(instr.operands):
+                operand = instr.operands[k]
+                reason = copy_reason(instr, operand)
+                if reason:
+                    why = f"a copy XLA inserts before {instr.name} updates it in place: {reason}"
+                    found.append((operand, why))
+    elif instr.opcode == "sort" and not rewritten_to_cub(instr):
+        found.extend(sort_copies(instr))
+    elif instr.opcode == "while":
+        found.extend(while_init_copies(instr))
+    if instr.opcode not in FREE or instr.opcode == "get-tuple-element":
+        found.extend(body_copies(instr))
     out = []
-    for k in aliased_operands(instr):
-        if k >= len(instr.operands):
-            continue
-        operand = instr.operands[k]
-        reason = copy_reason(instr, operand)
-        if not reason:
-            continue
+    for operand, note in found:
         name = f"copy.{operand.name}"
         copy = Instruction(name, "copy", operand.shape, [operand], span=instr.span)
         copy.computation = instr.computation
-        note = f"a copy XLA inserts before {instr.name} updates it in place: {reason}"
         fusion = wrap_as_fusion(copy, module)
         out.append(Kernel(copy, "op", fusion, prefix + copy.name, repeats, note))
     return out

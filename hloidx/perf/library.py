@@ -22,6 +22,7 @@ from .flops import FMA_FLOPS, convolution_flops, flop_count
 from .fusion_model import estimate_fusion, shape_bytes
 from .matmul_table import has_table
 from .model import combine_ns, compute_time_ns, write_time_ns
+from .sort_kernel import estimate_sort, rewritten_to_cub
 from .step_costs import gemm_time_ns, matrix_unit
 
 if TYPE_CHECKING:
@@ -68,6 +69,12 @@ def estimate_library(instr: Instruction, device: CostDevice, model: str = "hloid
         found = estimate_dynamic_slice_fusion(instr, device, model)
         if found is not None:
             return found
+    if instr.opcode == "sort" and model != "xla" and instr.operands:
+        if not rewritten_to_cub(instr):
+            return estimate_sort(instr, device)
+        cost = _estimate_library(instr, device, model)
+        cost.notes.append("XLA:GPU's SortRewriter makes it a CUB radix sort (out of place)")
+        return cost
     if model == "xla" and kind in ("__ynn_fusion", "__onednn_fusion"):
         return estimate_fusion(instr, device, model)
     cost = _estimate_library(instr, device, model)

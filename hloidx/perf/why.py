@@ -95,6 +95,8 @@ def explain(cost: KernelCost) -> str:
         head = "GEMM: its time from XLA's measured GEMM tables (read/write times: a roofline's)"
     elif cost.kind == "library" and "tensor-core roofline" in cost.emitter:
         head = "GEMM: its flops at the tensor cores' dense datasheet peak (a roofline)"
+    elif cost.kind == "library" and cost.emitter.startswith("sort (XLA's bitonic"):
+        head = "sort: XLA's bitonic sort kernels, each reading and writing its buffers in place"
     elif cost.kind == "library":
         head = "library kernel: a roofline of its flops and bytes (internals not modelled)"
     elif cost.compute_time_ns > cost.read_time_ns + cost.write_time_ns:
