@@ -16,6 +16,8 @@ reads none of them.
 - **Contention**: the part of a kernel that runs while a collective is in flight in the step's
   timeline runs slower by a measured factor (NCCL's kernels take SMs and memory bandwidth);
   the step is then timed again with those kernels.
+- **Out-of-order reads that fit in L2**: an operand whose distinct bytes fit in L2 costs its
+  lines once from DRAM, without the coalescing penalty.
 - **Data-dependent kernels**: a scatter without ``unique_indices`` gets a range from no
   collision (its estimate) to every update on one row (each element's updates serialized, one
   L2 round trip each).
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import HloidxError
 from ..hlo.fusion import body_of, computation_outputs
+from .model import combine_ns, read_time_ns
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction
@@ -263,9 +266,37 @@ def apply_data_range(kernel: Kernel, cost: KernelCost, device: CostDevice) -> No
     )
 
 
+def apply_l2_lines(cost: KernelCost, device: CostDevice) -> None:
+    """An operand read out of order whose distinct bytes fit in L2 costs its lines once from
+    DRAM: the parts of a line one warp does not use are read by others from L2. Its DRAM
+    time is then that of a coalesced read (XLA's heuristic too stops scaling re-reads by the
+    coalescing rate once the operand fits in L2)."""
+    if cost.exec_time_ns is None or cost.kind == "library" or cost.tile_sizes is not None:
+        return
+    changed = []
+    for operand in cost.operands:
+        fits = 0 < operand.bytes_distinct < device.l2_cache_size
+        if operand.utilization_rate >= 1.0 or not fits:
+            continue
+        time = read_time_ns(device, cost.blocks, operand.bytes_distinct, operand.bytes_read, 1.0)
+        if time < operand.read_time_ns:
+            operand.read_time_ns = time
+            changed.append(operand.name)
+    if not changed:
+        return
+    cost.read_time_ns = sum(o.read_time_ns for o in cost.operands)
+    cost.exec_time_ns = combine_ns(cost.compute_time_ns, cost.read_time_ns + cost.write_time_ns)
+    cost.notes.append(
+        f"{', '.join(changed)}: read out of order but fits in L2: its lines come from DRAM "
+        "once (the unused part of a line serves other warps from L2)"
+    )
+
+
 def calibrate_kernel(kernel: Kernel, cost: KernelCost, device: CostDevice) -> None:
-    """The default model's measured additions to one kernel's estimate: the floor, then the
-    range of a data-dependent kernel."""
+    """The default model's measured additions to one kernel's estimate: an out-of-order
+    operand that fits in L2 read a line at a time, the floor, then the range of a
+    data-dependent kernel."""
+    apply_l2_lines(cost, device)
     apply_floor(cost, device)
     apply_data_range(kernel, cost, device)
 
