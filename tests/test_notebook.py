@@ -25,7 +25,7 @@ SEED = paths.SAMPLES / "seed000"
 TILING = paths.DATA / "tiling" / "seed004.hlo"
 GPU = paths.DATA / "gpu" / "view"
 NOTEBOOK = paths.ROOT / "examples" / "quickstart.ipynb"
-NO_EXTRA = "the notebook extra is not installed (pip install 'hloidx[notebook]')"
+NO_EXTRA = "the notebook extra is not installed (pip install -e '.[notebook]')"
 VOID = {"br", "meta", "img", "hr", "input", "link", "col", "wbr"}
 
 

@@ -157,7 +157,7 @@ class Analysis(Display):
         ``instruction``, ``opcode``, ``operand`` (its name), ``shape``, ``status``,
         ``distinct`` and ``reads`` (utilization; NaN when unknown), ``maps`` (distinct
         output-to-input maps), ``verdicts`` (the simplifications' verdicts). Needs pandas
-        (``pip install 'hloidx[notebook]'``)."""
+        (``pip install -e '.[notebook]'``)."""
         from .frames import frame
 
         rows = [row for ins in self._ordered for row in operand_rows(ins)]
