@@ -166,10 +166,11 @@ def _analyse_text(
             outcome.doc["composition_trees"] = trees
     elif options.fmt == "html":
         from ..hlo.summary import summarize
+        from ..perf.trip_count import trip_count
         from ..pictures.html import report
         from ..render.summary import add_estimates
 
-        summary = summarize(analysis)
+        summary = summarize(analysis, trip_counts=lambda loop: trip_count(loop).value)
         add_estimates(summary, module, "rtx-a6000", "reads")
         outcome.html = report(analysis, summary, options.spelling)
     else:

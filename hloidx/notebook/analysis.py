@@ -122,7 +122,10 @@ class Analysis(Display):
     def summary(self, sort: str = "total", limit: int = 40, group: bool = True) -> Summary:
         """The triage table (``hloidx summary FILE --sort S --limit N``; ``group=False`` is
         ``--no-group``: a row per instruction instead of one per repeated structure) as data."""
-        return Summary(summarize(self.result, sort, group=group), limit)
+        from ..perf.trip_count import trip_count
+
+        doc = summarize(self.result, sort, group, lambda loop: trip_count(loop).value)
+        return Summary(doc, limit)
 
     def _entry_only(self) -> ModuleAnalysis:
         entry = [i for i in self._ordered if _is_entry(i)]
