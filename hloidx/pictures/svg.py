@@ -57,6 +57,15 @@ def svg(pic: Picture, title: str = "") -> str:
                 f' data-total="{cell.total:g}"{block}>'
                 f"<title>[{cell.index}] read {count}×</title></rect>"
             )
+    if pic.kind == "sampled" and n_rows and n_cols:
+        # across the cells, not only in the caption: a sampled picture's texture is noise
+        mid = top + n_rows * CELL // 2
+        out.append(
+            f'<g class="sampled-mark"><rect x="{left}" y="{mid - 9}" width="{n_cols * CELL}" '
+            f'height="14" fill="#ffffff" opacity="0.85"/>'
+            f'<text x="{left + 4}" y="{mid + 2}" {_SMALL} font-weight="bold" fill="#b30000">'
+            "SAMPLED: estimated counts, not exact</text></g>"
+        )
     # the legend: one swatch per level, with the largest count it stands for
     whole_steps = all(float(e).is_integer() for e in edges) and edges == [
         float(k) for k in range(len(edges))
