@@ -4,6 +4,7 @@ config): each kernel of its body runs 10 times, one iteration after another."""
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 import paths
@@ -56,7 +57,7 @@ def test_every_trip_of_the_loop_is_drawn(step) -> None:
     # trips follow one another, one iteration apart
     name = "while.6/ynn_fusion.1"
     starts = sorted(s.start_ns for s in drawn if s.name == name and s.depth == 1)
-    gaps = {round(b - a, 6) for a, b in zip(starts, starts[1:])}
+    gaps = {round(b - a, 6) for a, b in itertools.pairwise(starts)}
     assert gaps == {round(loop.args["iteration_ns"], 6)}
 
 
