@@ -166,11 +166,10 @@ def _analyse_text(
             outcome.doc["composition_trees"] = trees
     elif options.fmt == "html":
         from ..hlo.summary import summarize
-        from ..perf.trip_count import trip_count
         from ..pictures.html import report
-        from ..render.summary import add_estimates
+        from ..render.summary import add_estimates, loop_trip_count
 
-        summary = summarize(analysis, trip_counts=lambda loop: trip_count(loop).value)
+        summary = summarize(analysis, trip_counts=loop_trip_count)
         add_estimates(summary, module, "rtx-a6000", "reads")
         outcome.html = report(analysis, summary, options.spelling)
     else:

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from ..render.summary import add_coalescing, add_estimates, summary_lines
+from ..render.summary import add_coalescing, add_estimates, loop_trip_count, summary_lines
 from .options import global_options, language_option
 
 #: ``hloidx.hlo.summary.SORT_KEYS``, spelled out so that ``--help`` loads no analysis layer
@@ -92,7 +92,6 @@ def summary(
     """
     from ..hlo.analysis import analyze
     from ..hlo.summary import summarize
-    from ..perf.trip_count import trip_count
     from .collector import keep_parsed, relaxed_collector
     from .options import EXIT_BAD_INPUT, load_module, progress
 
@@ -114,7 +113,7 @@ def summary(
             analysis,
             "total" if sort == "time" else sort,
             group=not no_group,
-            trip_counts=lambda loop: trip_count(loop).value,
+            trip_counts=loop_trip_count,
         )
     if device is not None:
         add_coalescing(doc, module, device)

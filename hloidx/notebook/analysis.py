@@ -122,9 +122,9 @@ class Analysis(Display):
     def summary(self, sort: str = "total", limit: int = 40, group: bool = True) -> Summary:
         """The triage table (``hloidx summary FILE --sort S --limit N``; ``group=False`` is
         ``--no-group``: a row per instruction instead of one per repeated structure) as data."""
-        from ..perf.trip_count import trip_count
+        from ..render.summary import loop_trip_count
 
-        doc = summarize(self.result, sort, group, lambda loop: trip_count(loop).value)
+        doc = summarize(self.result, sort, group, loop_trip_count)
         return Summary(doc, limit)
 
     def _entry_only(self) -> ModuleAnalysis:

@@ -375,12 +375,11 @@ def maps_text_lines(
     module_lines(buffer, analysis, spelling, hide_trivial=hide_trivial)
     if not filtered:
         from ..hlo.summary import summarize
-        from ..perf.trip_count import trip_count
-        from .summary import summary_lines
+        from .summary import loop_trip_count, summary_lines
 
         # the triage table last, where a long scroll ends (`hloidx summary` alone)
         buffer.print(Line())
-        doc = summarize(analysis, trip_counts=lambda loop: trip_count(loop).value)
+        doc = summarize(analysis, trip_counts=loop_trip_count)
         for text in summary_lines(doc, 20):
             buffer.print(Line(text))
     if trees is not None:

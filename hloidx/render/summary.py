@@ -104,6 +104,14 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
     return lines
 
 
+def loop_trip_count(loop: Any) -> int | None:
+    """A while loop's trip count as ``hloidx cost`` counts it (None: unknown), for
+    ``summarize(trip_counts=...)``; the cost layer is imported only for a module with a loop."""
+    from ..perf.trip_count import trip_count
+
+    return trip_count(loop).value
+
+
 def _scope_line(doc: dict[str, Any]) -> str:
     """What the rows are, in words: which instructions, from which computations, grouped how."""
     rows, instructions = len(doc["rows"]), doc.get("row_instructions", len(doc["rows"]))
