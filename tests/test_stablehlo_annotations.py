@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_rules_basic import check
@@ -69,3 +70,15 @@ def test_a_module_with_both_has_no_unknown_operand() -> None:
     analysis = analyze(parse_stablehlo(text, "f.mlir"))
     statuses = [operand.status for ins in analysis.instructions for operand in ins.operands]
     assert statuses == ["exact", "exact"], statuses
+
+
+@settings(max_examples=10, deadline=None)
+@given(dims=SHAPES, body=st.sampled_from([SHARDING, ERF_INV]))
+def test_the_point_oracle_agrees_with_the_interpreter(dims: list[int], body: str) -> None:
+    from test_point_oracle import compare_everywhere
+
+    root = _root(dims, body)
+    agreed, unchecked, problems = compare_everywhere(root)
+    assert unchecked is None
+    assert problems == []
+    assert agreed == max(1, int(np.prod(dims)))
