@@ -249,12 +249,13 @@ def coalescing(module: Any, device: str = "rtx-a6000", **options: Any) -> Coales
 
 
 def cost(
-    module: Any, device: str = "rtx-a6000", *, model: str = "hloidx", **options: Any
+    module: Any, device: str | None = None, *, model: str = "hloidx", **options: Any
 ) -> CostView:
     """What each kernel of a module costs on a GPU (``hloidx cost``; estimates from XLA's GPU
     cost model, labelled so): a table in a notebook, ``to_pandas()`` one row per kernel.
-    ``model``: ``"hloidx"`` (bytes from the maps) or ``"xla"``; options ``sort`` (time,
-    bytes, flops, name) and ``limit``.
+    ``device``: rtx-a6000 unless given (or given by a profile); ``model``: ``"hloidx"``
+    (bytes from the maps) or ``"xla"``; options ``sort`` (time, bytes, flops, name),
+    ``limit`` and ``profile`` (a measured profile joined onto the rows, ``--profile``).
 
     >>> import hloidx
     >>> c = hloidx.cost(hloidx.parse_hlo('''

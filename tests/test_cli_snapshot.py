@@ -31,8 +31,12 @@ def test_cli_output_is_byte_identical_to_before_the_move(sample: str, monkeypatc
     path = paths.SAMPLES / sample
     got = render_snapshot.snapshot([path], None)
     got = [line for line in got if not line.startswith("cost ")]  # the cost model moves on
+    # so does the estimated-time column of the maps page (its estimates are the cost model's)
+    moving = [line for line in got if line.startswith("maps ") and "--format html" in line]
+    got = [line for line in got if line not in moving]
     keys = [line.split("\t")[0] for line in got]
-    assert set(keys) == {k for k in expected if f" samples/{sample} " in k}
+    moved = {line.split("\t")[0] for line in moving}
+    assert set(keys) == {k for k in expected if f" samples/{sample} " in k} - moved
     assert [line for line in got if line != expected[line.split("\t")[0]]] == []
 
 

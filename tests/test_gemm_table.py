@@ -390,7 +390,7 @@ def test_cost_rows_take_gemms_from_the_table_on_h100_only():
     assert trunc_ns(h100.exec_time_ns, 1000) == 12_000  # XLA's exact_match1_bf16
     assert "XLA's measured GEMM table (sm_90" in h100.emitter
     assert any("MatmulInterpolator" in n for n in h100.notes)
-    a6000 = estimate_library(dot, cost_device("rtx-a6000"))
+    a6000 = estimate_library(dot, cost_device("rtx-a6000"), "xla")
     assert "GEMM table" not in a6000.emitter
     assert "tensor-core roofline" in a6000.emitter
     # 2·1024·4096·512 flops at the GA102 whitepaper's dense bf16 154.8 TFLOP/s

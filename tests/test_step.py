@@ -493,7 +493,7 @@ def test_the_readme_worked_example_prints_what_the_readme_says(monkeypatch) -> N
     runner.run(test)
     assert runner.failures == 0
     # the hand arithmetic of the README, from the report's own numbers
-    report = estimate_module(SAMPLE.read_text(), "h100")
+    report = estimate_module(SAMPLE.read_text(), "h100", model="xla")
     gather = report.collective_rows()[0].estimate.time_ns
     gemm0 = next(k for k in report.kernels if k.name == "gemm0").exec_time_ns + US
     gemm1 = next(k for k in report.kernels if k.name == "gemm1").exec_time_ns + US

@@ -202,7 +202,7 @@ def test_a100_cost_row_is_the_tensor_core_roofline_with_its_bytes():
         "ENTRY e {\n  x = bf16[4096,512] parameter(0)\n  w = bf16[512,512] parameter(1)\n"
         "  ROOT d = bf16[4096,512] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}"
     )
-    row = estimate_library(module.entry.root, cost_device("a100"))
+    row = estimate_library(module.entry.root, cost_device("a100"), "xla")
     compute = 2 * 4096 * 512 * 512 / 312e12 * 1e9
     memory = (4096 * 512 * 2 + 512 * 512 * 2 + 4096 * 512 * 2) / 2.039e12 * 1e9
     # durations are whole quarter-nanoseconds, as absl::Duration keeps them

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import HloidxError
+from ..hlo.binary_hlo import hlo_text_from_bytes
 from ..hlo.module_files import find_module_files
 from ..hlo.report import error_to_json
 from ..maps.indexing_map import IndexingMap
@@ -190,7 +191,10 @@ def _is_failure_note(note: str) -> bool:
 
 def _read(path: str) -> str:
     with open(path, "rb") as handle:
-        return handle.read().decode("utf-8", errors="replace")
+        data = handle.read()
+    # XLA's binary HLO (a dump's *.hlo.pb) as its text; BinaryHloError is an HloidxError
+    text = hlo_text_from_bytes(data, path)
+    return data.decode("utf-8", errors="replace") if text is None else text
 
 
 def _analysis_maps(ins: Any) -> dict[tuple[str, int], list[tuple[str, IndexingMap]]]:

@@ -16,10 +16,10 @@ from .options import global_options, language_option
 @click.argument("file", metavar="FILE", required=False)
 @click.option(
     "--device",
-    default="rtx-a6000",
-    show_default=True,
-    help="GPU: rtx-a6000 (XLA's test device), a100, h100, or one of XLA's spec files "
-    "(h100_sxm, b200, a100_pcie_80, ...; --list-devices shows them all).",
+    default=None,
+    help="GPU: rtx-a6000 (XLA's test device, the default), a100, h100, or one of XLA's spec "
+    "files (h100_sxm, b200, a100_pcie_80, ...; --list-devices shows them all). With "
+    "--profile, the profiled GPU unless given.",
 )
 @click.option(
     "--device-spec",
@@ -47,8 +47,10 @@ from .options import global_options, language_option
     type=click.Choice(["hloidx", "xla"]),
     default="hloidx",
     show_default=True,
-    help="xla: XLA's indexing cost model as is; hloidx: bytes from the elements the maps "
-    "really read and coalescing from the thread-id maps.",
+    help="xla: what XLA uses where it uses it: its classic GpuPerformanceModel over "
+    "GpuHloCostAnalysis for non-Triton kernels, its indexing model for Triton fusions, quirks "
+    "kept and named in the row; hloidx: bytes from the elements the maps really read and "
+    "coalescing from the thread-id maps.",
 )
 @click.option(
     "--sort",
@@ -60,17 +62,33 @@ from .options import global_options, language_option
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "html", "trace"]),
+    type=click.Choice(["text", "json", "html", "trace", "model-explorer"]),
     default="text",
     show_default=True,
-    help="text, json, html (tables, roofline and the step's timeline) or trace (the step as "
-    "Chrome/Perfetto trace-event JSON: open it in ui.perfetto.dev).",
+    help="text, json, html (tables, roofline and the step's timeline), trace (the step as "
+    "Chrome/Perfetto trace-event JSON: open it in ui.perfetto.dev) or model-explorer (each "
+    "kernel's estimated time as Model Explorer node data: model-explorer FILE "
+    "--extensions=hloidx.model_explorer --node_data_paths=OUT.json).",
 )
 @click.option(
     "--compare",
     "compare_file",
     metavar="B.hlo",
     help="Compare with a second module: the same kernels before (FILE) and after (B.hlo).",
+)
+@click.option(
+    "--profile",
+    "profile_path",
+    metavar="PROFILE",
+    help="A measured profile of the module (nsys-jax archive or folder, Nsight Systems SQLite "
+    "export, *.xplane.pb, trace.json.gz): each kernel's measured time beside its estimate "
+    "(needs hloidx[profile]). FILE may be the profile itself when it carries its HLO.",
+)
+@click.option(
+    "--warmup",
+    type=click.IntRange(min=0),
+    help="With --profile: drop this many first executions per GPU (default: the leading "
+    "executions slower than 1.1x the median, at least the first of three or more).",
 )
 @language_option
 @global_options
@@ -86,6 +104,8 @@ def cost(
     limit: int | None,
     fmt: str,
     compare_file: str | None,
+    profile_path: str | None,
+    warmup: int | None,
     language: str,
 ) -> None:
     """Estimated time of every kernel the module launches on a GPU, and why.
@@ -137,11 +157,28 @@ def cost(
             return
         if file is None:
             raise click.UsageError("FILE is required (or --list-devices)")
-        target = _device(device, device_spec)
+        from . import measured_profile
+
         config = _collective_config(collective_config)
-        module, _, errors = load_module(file, language)
-        if errors:
-            sys.exit(EXIT_BAD_INPUT)
+        profile = program = profile_error = None
+        if profile_path is None and measured_profile.is_profile_path(file):
+            profile_path = file
+            profile = measured_profile.read(file, warmup)
+            module, program = measured_profile.module_of(profile)
+        else:
+            module, _, errors = load_module(file, language)
+            if errors:
+                sys.exit(EXIT_BAD_INPUT)
+            if profile_path is not None:
+                try:
+                    profile = measured_profile.read(profile_path, warmup)
+                    program = measured_profile.program_of(profile, module, file)
+                except HloidxError as error:
+                    profile_error = error
+        from_profile = None
+        if profile is not None and device is None and device_spec is None:
+            from_profile = measured_profile.profile_device(profile)
+        target = from_profile or _device(device or "rtx-a6000", device_spec)
 
         def run(m: Any) -> Any:
             return estimate_module(
@@ -149,6 +186,8 @@ def cost(
             )
 
         report = run(module)
+        if program is not None:
+            measured_profile.attach(report, module, profile, program)
         if compare_file is not None:
             other, _, errors = load_module(compare_file, language)
             if errors:
@@ -156,7 +195,7 @@ def cost(
             comparison = compare_reports(report, run(other))
             if fmt == "json":
                 click.echo(json.dumps(comparison.as_dict(), indent=2))
-            elif fmt in ("html", "trace"):
+            elif fmt in ("html", "trace", "model-explorer"):
                 raise click.UsageError("--compare prints text or json")
             else:
                 click.echo(comparison.text(limit))
@@ -171,8 +210,18 @@ def cost(
             from ..render.trace import trace_events
 
             click.echo(json.dumps(trace_events(report)))
+        elif fmt == "model-explorer":
+            from ..model_explorer.convert import COST_METRICS, cost_values, node_data_document
+
+            values = cost_values(report.as_dict(sort, None), "time")
+            label = f"{COST_METRICS['time'][1]} on {report.device.name}"
+            click.echo(json.dumps(node_data_document(module, values, label)[0]))
         else:
             click.echo(report.text(sort, limit))
+        if profile_error is not None:
+            # the estimates are printed; the profile that could not be joined is the error
+            report_error(profile_error)
+            sys.exit(EXIT_BAD_INPUT)
     except HloidxError as error:
         report_error(error)
         sys.exit(EXIT_BAD_INPUT)

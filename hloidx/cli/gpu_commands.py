@@ -8,7 +8,7 @@ import sys
 import click
 
 from ..render.gpu import coalescing_lines, threads_lines
-from .options import global_options, language_option
+from .options import global_options, language_option, names_option
 
 _DEVICE_HELP = "GPU profile: a100, h100 or rtx-a6000 (the device of XLA's GPU tests)."
 
@@ -79,6 +79,7 @@ def _setup(device: str, threads_per_block, unroll, vector):
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @language_option
+@names_option
 @global_options
 def threads(
     file: str,
@@ -91,6 +92,7 @@ def threads(
     no_verify: bool,
     fmt: str,
     language: str,
+    names: str,
 ) -> None:
     """Thread-id maps of a fusion: which element each GPU thread writes and reads.
 
@@ -122,7 +124,14 @@ def threads(
     profile, overrides = _setup(device, threads_per_block, unroll, vector)
     fusion = _find_fusion(module, instruction, where)
     view = analyze_fusion(fusion, profile, overrides)
+    variables = None
+    if names == "roles":
+        from ..gpu.thread_names import add_variables, name_thread_view
+
+        view, variables = name_thread_view(view)
     doc = threads_document(module.name, view, profile, physical=physical, verify=not no_verify)
+    if variables is not None:
+        add_variables(doc, view, variables)
     if fmt == "json":
         click.echo(json.dumps(doc))
     else:

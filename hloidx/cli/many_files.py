@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from ..errors import HloidxError
 from .options import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS, State, console, file_text
 
 
@@ -30,7 +31,7 @@ def _analyse_file(job: tuple[int, str, Any, Any]) -> Any:
     try:
         with open(path, "rb") as handle:
             text = file_text(handle.read(), path)
-    except click.UsageError as error:
+    except (click.UsageError, HloidxError) as error:  # HloidxError: damaged binary HLO
         outcome = Outcome(path)
         outcome.error_lines = [f"{path}: error: {error.message}"]
         outcome.exit_code = EXIT_BAD_INPUT

@@ -15,6 +15,7 @@ from .options import (
     global_options,
     jobs_option,
     language_option,
+    names_option,
     read_text,
     report_error,
     stdout_is_terminal,
@@ -104,6 +105,7 @@ STAGE_HELP = (
     help=STAGE_HELP,
 )
 @language_option
+@names_option
 @jobs_option("Analyse many files")
 @global_options
 def maps(
@@ -124,6 +126,7 @@ def maps(
     tree: bool,
     stage: str,
     language: str,
+    names: str,
     jobs: int,
 ) -> None:
     """Indexing maps of every instruction of an HLO module, for every operand.
@@ -171,6 +174,7 @@ def maps(
         spelling=floordiv_spelling,
         tree=tree,
         language=language,
+        names=names,
     )
     found, missing = find_module_files(files, stage)
     if missing:

@@ -155,6 +155,10 @@ def _analyse_text(
     finally:
         stop()
     analysis.errors.extend(errors)
+    if getattr(options, "names", "plain") == "roles":
+        from ..hlo.role_names import name_module
+
+        analysis = name_module(analysis)
     trees = None
     if options.tree:
         from ..hlo.chains import composition_trees
@@ -206,6 +210,10 @@ def _stream_json(
         progress=on_progress,
         only=selected,
     )
+    if getattr(options, "names", "plain") == "roles":
+        from ..hlo.role_names import name_each
+
+        analyses = name_each(analyses)
     stream.begin(outcome.error_lines)
     for piece in module_json_text(
         module.name,

@@ -104,9 +104,17 @@ def report_error(error: Exception) -> None:
         click.echo(f"error: {error}", err=True)
 
 
-def file_text(data: bytes, path: str) -> str:
+def file_text(data: bytes, path: str, hlo: bool = True) -> str:
     """A file's text: gzip-compressed files (``module.hlo.gz``, as XLA's benchmark steps ship)
-    are read through; undecodable bytes become U+FFFD."""
+    are read through; undecodable bytes become U+FFFD. An HLO file (``hlo``) may also be
+    xz-compressed, or XLA's binary HLO (``*.hlo.pb``, ``*.hlo.pb.xz``): read as its text."""
+    if hlo:  # a damaged one raises BinaryHloError: one line naming the file, exit 2
+        from ..hlo.binary_hlo import decompressed, hlo_text_from_bytes
+
+        data = decompressed(data, path)
+        text = hlo_text_from_bytes(data, path)
+        if text is not None:
+            return text
     if data[:2] == b"\x1f\x8b":
         import gzip
         import zlib
@@ -119,15 +127,19 @@ def file_text(data: bytes, path: str) -> str:
 
 
 def read_text(path: str, what: str) -> tuple[str, str]:
-    """Text of a file argument or ``-`` (stdin); undecodable bytes become U+FFFD."""
+    """Text of a file argument or ``-`` (stdin); undecodable bytes become U+FFFD. An HLO
+    file may be XLA's binary HLO (:func:`file_text`)."""
+    hlo = what == "HLO file"
     if path == "-":
         data = (
             sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
         )
+        if hlo:
+            return file_text(data, "<stdin>"), "<stdin>"
         return data.decode("utf-8", errors="replace"), "<stdin>"
     try:
         with open(path, "rb") as handle:
-            return file_text(handle.read(), path), path
+            return file_text(handle.read(), path, hlo), path
     except IsADirectoryError:
         raise click.UsageError(f"{path} is a directory; name the module files in it") from None
     except OSError as error:
@@ -182,6 +194,18 @@ def language_option(command: Callable[..., Any]) -> Callable[..., Any]:
         show_default=True,
         help="The input's language: HLO text, or StableHLO (MLIR, what `jax.jit(f).lower(x)"
         ".as_text()` prints); auto detects it.",
+    )(command)
+
+
+def names_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--names roles|plain`` (the value reaches the command as ``names``)."""
+    return click.option(
+        "--names",
+        type=click.Choice(["plain", "roles"]),
+        default="plain",
+        show_default=True,
+        help="Variable names in maps: plain d0/s0/rt0 as XLA prints them, or roles (b, m, n, "
+        "k, ...: what each variable indexes, from the op's semantics).",
     )(command)
 
 

@@ -15,6 +15,7 @@ from .options import (
     global_options,
     language_option,
     load_module,
+    names_option,
 )
 
 
@@ -72,6 +73,7 @@ def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @language_option
+@names_option
 @global_options
 def show(
     file: str,
@@ -86,6 +88,7 @@ def show(
     svg_file: str | None,
     fmt: str,
     language: str,
+    names: str,
 ) -> None:
     """A heatmap of one operand: each element coloured by how many times it is read when the
     whole output is computed (from the operand's output-to-input maps, the same counts that
@@ -168,12 +171,31 @@ def show(
     if svg_file:
         with open(svg_file, "w", encoding="utf-8") as handle:
             handle.write(svg(pic, title))
+    named = _named_maps(ins, operand) if names == "roles" else None
     if fmt == "json":
-        click.echo(json.dumps(picture_document(ins.name, operand, op, pic)))
+        doc = picture_document(ins.name, operand, op, pic)
+        if named is not None:
+            doc["maps"], doc["variables"] = named
+        click.echo(json.dumps(doc))
         return
     _draw(title, pic, marked)
+    if named is not None:  # --names roles: the maps pictured, their variables named
+        for text in named[0]:
+            click.echo(f"  map: {text}")
     if errors:
         sys.exit(EXIT_BAD_INPUT)
+
+
+def _named_maps(ins: Any, operand: int) -> tuple[list[str], list[Any]]:
+    """The operand's output-to-input maps named by role, and their variables."""
+    from ..hlo.role_names import name_instruction
+    from ..maps.printer import format_map
+    from ..maps.var_names import variables_json
+
+    op = name_instruction(ins).operands[operand]
+    found = op.map_names[0] if op.map_names else [None] * len(op.output_to_input)
+    texts = [format_map(m) for m in op.output_to_input]
+    return texts, [variables_json(m, n) for m, n in zip(op.output_to_input, found, strict=False)]
 
 
 def _pair(values: tuple[int, ...] | None) -> tuple[int, int] | None:

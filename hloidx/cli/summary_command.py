@@ -47,7 +47,14 @@ SORT_KEYS = ("total", "reads", "distinct", "name", "size")
 )
 @click.option("--no-verify", is_flag=True, help="Do not check simplifications (faster).")
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "model-explorer"]),
+    default="text",
+    show_default=True,
+    help="text, json, or model-explorer (each instruction's most reads per operand element as "
+    "Model Explorer node data, for model-explorer FILE --extensions=hloidx.model_explorer "
+    "--node_data_paths=OUT.json).",
 )
 @language_option
 @global_options
@@ -120,6 +127,11 @@ def summary(
         add_estimates(doc, module, device, sort)
     if fmt == "json":
         click.echo(json.dumps(doc))
+    elif fmt == "model-explorer":
+        from ..model_explorer.convert import SUMMARY_METRICS, node_data_document, summary_values
+
+        values = summary_values(doc, "reads")
+        click.echo(json.dumps(node_data_document(module, values, SUMMARY_METRICS["reads"][1])[0]))
     else:
         click.echo("\n".join(summary_lines(doc, limit)))
     if errors:

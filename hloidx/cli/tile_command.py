@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from .options import global_options, language_option
+from .options import global_options, language_option, names_option
 
 
 def _parse_tile(text: str) -> tuple[int, ...] | str:
@@ -63,6 +63,7 @@ def _find(module: Any, name: str) -> Any:
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @language_option
+@names_option
 @global_options
 def tile(
     file: str | None,
@@ -74,6 +75,7 @@ def tile(
     element_bytes: int,
     fmt: str,
     language: str,
+    names: str,
 ) -> None:
     """What tile of each operand an output tile needs (block-level tiling, XLA's Triton path).
 
@@ -101,14 +103,34 @@ def tile(
     from .options import EXIT_BAD_INPUT, report_error
 
     try:
-        _tile(file, instruction, map_text, tile_text, limit, element_bytes, fmt, language, device)
+        _tile(
+            file,
+            instruction,
+            map_text,
+            tile_text,
+            limit,
+            element_bytes,
+            fmt,
+            language,
+            device,
+            names,
+        )
     except HloidxError as error:
         report_error(error)
         sys.exit(EXIT_BAD_INPUT)
 
 
 def _tile(
-    file, instruction, map_text, tile_text, limit, element_bytes, fmt, language, device=None
+    file,
+    instruction,
+    map_text,
+    tile_text,
+    limit,
+    element_bytes,
+    fmt,
+    language,
+    device=None,
+    names="plain",
 ) -> None:
     from ..tiling.report import text_lines, tiles_document
 
@@ -159,6 +181,10 @@ def _tile(
         from ..tiling.operand_tiles import tile_instruction
 
         doc = tiles_document(tile_instruction(instr, sizes))
+        if names == "roles":
+            from ..tiling.tile_names import name_tile_document
+
+            doc = name_tile_document(doc, instr)
         doc["notes"] = [*wrapped, *doc["notes"]]
         if device is not None and sizes is not None:
             from ..render.tile_estimates import estimate_document, estimate_lines

@@ -96,6 +96,8 @@ class ThreadRead:
     notes: list[str] = field(default_factory=list)
     #: each map before simplification (the composition as built), for verification
     raw: list[IndexingMap] = field(default_factory=list)
+    #: the fusion's map each one was composed from (``--names roles`` names its symbols)
+    sources: list[IndexingMap] = field(default_factory=list)
 
     @property
     def undefined(self) -> bool:
@@ -134,6 +136,7 @@ def compose_cell(thread_map: IndexingMap, cell: OperandIndexing, output: int) ->
         seen.add(composed)
         read.maps.append(composed)
         read.raw.append(built)
+        read.sources.append(m)
     return read
 
 

@@ -48,6 +48,9 @@ class OperandAnalysis:
     #: the operand of a structurally identical instruction whose analysis this one reuses
     #: (everything above but index, name and shape is that operand's): the report prints it once
     shared_from: OperandAnalysis | None = field(default=None, repr=False, compare=False)
+    #: ``--names roles``: the names and roles of each printed map's variables (output-to-input
+    #: list, input-to-output list; hloidx.maps.var_names.VarNames); None for plain names
+    map_names: tuple[list[Any], list[Any]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def verdicts(self) -> list[Any]:

@@ -69,14 +69,20 @@ def _nested_tuple_step(instr: Instruction, out_id: int) -> str | None:
 
 
 def grouped_output_to_input(
-    start: Instruction, output_id: int = 0, record: bool = False, stop_at: Instruction | None = None
+    start: Instruction,
+    output_id: int = 0,
+    record: bool = False,
+    stop_at: Instruction | None = None,
+    rules: Any = None,
 ) -> dict[Instruction, Reached]:
     """Maps from ``start``'s output ``output_id`` to every instruction it (transitively) reads.
 
     Keys are instructions; each ``Reached`` lists the distinct maps (start output index →
     that instruction's output index, for array-shaped instructions) and why any path was lost.
     Walking stops at ``stop_at`` (it is recorded, not walked through) and at parameters.
+    ``rules`` replaces each op's table (``--names roles`` walks with named symbols).
     """
+    rule_table = output_to_input if rules is None else rules
     shape = start.shape.tuple_shapes[output_id] if start.shape.is_tuple else start.shape
     identity = Tracked(IndexingMap.identity(shape.dims))
     # reached[(instr, output_id)] -> maps from the start's output to that output
@@ -118,7 +124,7 @@ def grouped_output_to_input(
                 reached.setdefault((id(instr.operands[out_id]), 0), []).extend(incoming)
                 continue
             try:
-                table = output_to_input(instr)
+                table = rule_table(instr)
             except HloidxError as error:
                 record_here.unknown.append(error.message)
                 for operand in instr.operands:

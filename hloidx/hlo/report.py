@@ -69,6 +69,23 @@ def operand_to_json(
 
 def _operand_body(op: OperandAnalysis, spelling: str, direction: str) -> dict[str, Any]:
     """Everything of an operand's JSON but its index, name and shape."""
+    if op.map_names is not None:  # --names roles: each map's variables, name, kind and role
+        from ..maps.var_names import variables_json
+
+        o2i, i2o = op.map_names
+        variables = {
+            "output_to_input": [
+                variables_json(m, n) for m, n in zip(op.output_to_input, o2i, strict=False)
+            ],
+            "input_to_output": [
+                variables_json(m, n) for m, n in zip(op.input_to_output, i2o, strict=False)
+            ],
+        }
+        return {**_operand_maps_body(op, spelling, direction), "variables": variables}
+    return _operand_maps_body(op, spelling, direction)
+
+
+def _operand_maps_body(op: OperandAnalysis, spelling: str, direction: str) -> dict[str, Any]:
     return {
         "output_to_input": _maps_json(op.output_to_input, spelling, direction != "i2o"),
         "input_to_output": _maps_json(op.input_to_output, spelling, direction != "o2i"),

@@ -69,6 +69,9 @@ def analyse_text(text: str, name: str = "<string>") -> FileAnalysis:
 
 
 class FileAnalysis:
+    #: how hovers name map variables: "plain" (d0, s0) or "roles" (setting ``hloidx.names``)
+    names = "plain"
+
     def __init__(self, name: str, text: str) -> None:
         self.name = name
         self.text = text
@@ -446,6 +449,10 @@ class FileAnalysis:
     def _operand_lines(self, result: Any, index: int) -> list[str]:
         from ..maps.printer import format_map
 
+        if self.names == "roles":
+            from ..hlo.role_names import name_instruction
+
+            result = name_instruction(result)
         operand = result.operands[index]
         status = operand.status or "not analysed"
         lines = [f"status: {status} · utilization: {utilization_text(operand.utilization)}"]

@@ -157,6 +157,8 @@ class HloLanguageServer(LanguageServer):
                         f"hloidx: unknown device {device!r} ({error}); keeping {self.device}",
                     )
                 )
+        if settings.get("names") in ("plain", "roles"):
+            FileAnalysis.names = settings["names"]
         hints = settings.get("inlayHints")
         if isinstance(hints, bool):
             self.inlay_hints = hints

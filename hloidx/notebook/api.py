@@ -25,6 +25,12 @@ def as_module(source: Any) -> HloModule:
         return source.hlo
     if isinstance(source, os.PathLike):
         path = os.fspath(source)
+        from ..hlo.binary_hlo import decompressed, hlo_text_from_bytes
+
+        with open(path, "rb") as handle:  # XLA's binary HLO (*.hlo.pb, *.hlo.pb.xz) as text
+            text = hlo_text_from_bytes(decompressed(handle.read(), path), path)
+        if text is not None:
+            return _parse(text, path)
         with open(path, encoding="utf-8", errors="replace") as handle:
             return _parse(handle.read(), path)
     if isinstance(source, str):
@@ -55,13 +61,23 @@ def find(module: HloModule, name: str, *, fusion: bool = False) -> Instruction:
     raise _not_found(f"{what} {bare!r} in module {module.name}", close)
 
 
-def analyze(source: Any, *, spelling: str = "floordiv", **options: Any) -> Analysis:
+def analyze(
+    source: Any, *, spelling: str = "floordiv", names: str = "plain", **options: Any
+) -> Analysis:
     """Every instruction's indexing maps, verdicts and utilization (options as
-    ``hloidx.hlo.analysis.analyze``: ``verify``, ``simplify``, ``direction``, ...)."""
+    ``hloidx.hlo.analysis.analyze``: ``verify``, ``simplify``, ``direction``, ...);
+    ``names="roles"`` names the maps' variables by what they index (``hloidx maps --names``)."""
     from ..hlo.analysis import analyze as analyze_module
 
+    if names not in ("plain", "roles"):
+        raise HloidxError(f"names is 'plain' or 'roles', not {names!r}")
     module = as_module(source)
-    return Analysis(module, analyze_module(module, **options), spelling)
+    result = analyze_module(module, **options)
+    if names == "roles":
+        from ..hlo.role_names import name_module
+
+        result = name_module(result)
+    return Analysis(module, result, spelling)
 
 
 def show(source: Any, instruction: str, operand: int = 0, **options: Any) -> Picture:
@@ -147,17 +163,35 @@ def coalescing(
 
 def cost(
     source: Any,
-    device: str = "rtx-a6000",
+    device: str | None = None,
     *,
     model: str = "hloidx",
     sort: str = "time",
     limit: int | None = None,
+    profile: str | None = None,
 ) -> CostView:
-    """What each kernel of the module costs on ``device`` (``hloidx cost``), from the cost
-    model of :mod:`hloidx.perf` (estimates, labelled so); ``model`` ``"hloidx"`` or
-    ``"xla"``, rows by ``sort`` (time, bytes, flops, name), the first ``limit``."""
+    """What each kernel of the module costs on ``device`` (``hloidx cost``; rtx-a6000 unless
+    the profile gives the GPU), from the cost model of :mod:`hloidx.perf` (estimates,
+    labelled so); ``model`` ``"hloidx"`` or ``"xla"``, rows by ``sort`` (time, bytes, flops,
+    name), the first ``limit``. ``profile``: a measured profile of the module (nsys-jax,
+    Nsight SQLite, xplane; ``hloidx cost --profile``) joined onto the rows."""
     try:
         from ..perf import estimate_module
     except ImportError as error:
         raise HloidxError(f"the cost model (hloidx.perf) is not available: {error}") from None
-    return CostView(estimate_module(as_module(source), device, model), sort, limit)
+    module = as_module(source)
+    measured = program = None
+    target: Any = device
+    if profile is not None:
+        from ..perf.measured_source import attach, profile_device, program_of
+        from ..profiles import read_profile
+
+        measured = read_profile(profile)
+        path = os.fspath(source) if isinstance(source, str | os.PathLike) else None
+        program = program_of(measured, module, path if path and os.path.isfile(path) else None)
+        if device is None:
+            target = profile_device(measured)
+    report = estimate_module(module, target or "rtx-a6000", model)
+    if measured is not None:
+        attach(report, module, measured, program)
+    return CostView(report, sort, limit)

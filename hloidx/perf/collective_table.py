@@ -45,8 +45,16 @@ SINGLE_HOST = "single-host"
 MULTI_HOST_WORLD = "multi-host world-level"
 MULTI_HOST_NON_WORLD = "multi-host non-world-level"
 
-_ACCUMULATING = frozenset({"all-reduce", "all-reduce-start", "reduce-scatter"})
-_SYNC = {"all-gather-start": "all-gather", "all-reduce-start": "all-reduce"}
+_ACCUMULATING = frozenset(
+    {"all-reduce", "all-reduce-start", "reduce-scatter", "reduce-scatter-start"}
+)
+#: ``reduce-scatter-start``: an async reduce-scatter as the HLO text prints it (its async
+#: computation folded into the start); XLA sees the ``async-start`` that wraps it
+_SYNC = {
+    "all-gather-start": "all-gather",
+    "all-reduce-start": "all-reduce",
+    "reduce-scatter-start": "reduce-scatter",
+}
 
 
 class CollectiveError(ValueError):
@@ -219,7 +227,7 @@ def bytes_transferred(instr: Instruction) -> int:
             return bytes_transferred(inner)
     elif op == "all-gather-start":
         exact = _array_bytes(instr.shape, skip_index=0)
-    elif op == "reduce-scatter":
+    elif op in ("reduce-scatter", "reduce-scatter-start"):
         exact = sum(_array_bytes(o.shape) for o in instr.operands)
     elif op in ("all-reduce", "all-reduce-start", "all-gather", "all-to-all"):
         exact = _array_bytes(instr.shape)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..hlo.element_types import element_bytes
+from .calibration import collective_latency, single_host_collective_ns
 from .collective_table import (
     SINGLE_HOST,
     CollectiveError,
@@ -31,6 +32,7 @@ from .collective_table import (
     default_table,
     group_count_and_size,
     participant_counts,
+    sync_opcode,
     wrapped_instruction,
 )
 from .devices import CostDevice, cost_device
@@ -62,6 +64,7 @@ _COLLECTIVES = frozenset(
         "all-gather",
         "all-gather-start",
         "reduce-scatter",
+        "reduce-scatter-start",
         "all-to-all",
         "ragged-all-to-all",
         "collective-permute",
@@ -70,7 +73,14 @@ _COLLECTIVES = frozenset(
     }
 )
 _DONE = frozenset(
-    {"all-reduce-done", "all-gather-done", "collective-permute-done", "async-done", "send-done"}
+    {
+        "all-reduce-done",
+        "all-gather-done",
+        "reduce-scatter-done",
+        "collective-permute-done",
+        "async-done",
+        "send-done",
+    }
 )
 
 
@@ -108,7 +118,7 @@ def bytes_accessed(instr: Instruction) -> int:
         ranks = _num_ranks(instr)
         rank = total // ranks
         exact = rank * (2 * ranks - 1) + rank * ranks
-    elif op == "reduce-scatter":
+    elif op in ("reduce-scatter", "reduce-scatter-start"):
         total = sum(_bytes(o.shape) for o in instr.operands)
         ranks = _num_ranks(instr)
         rank = total // ranks
@@ -147,9 +157,15 @@ class CollectiveTimer:
     collective got None."""
 
     def __init__(
-        self, device: CostDevice, description: str, gpus_per_node: int, config: SolConfig
+        self,
+        device: CostDevice,
+        description: str,
+        gpus_per_node: int,
+        config: SolConfig,
+        model: str = "xla",
     ) -> None:
         self.device = device
+        self.model = model
         self.description = description
         self.config = replace(config, gpus_per_node=gpus_per_node)
         self.table = default_table(device.compute_capability, gpus_per_node)
@@ -183,6 +199,8 @@ class CollectiveTimer:
             raise CollectiveError("replica groups of different sizes")
         groups, size = count_size
         moved = bytes_transferred(collective)
+        if comm == SINGLE_HOST and self.model == "hloidx":
+            return self._single_host(collective, size, moved)
         if comm == SINGLE_HOST:
             if self.table is None:
                 raise CollectiveError(
@@ -208,6 +226,7 @@ class CollectiveTimer:
             "all-reduce": "all-reduce",
             "all-reduce-start": "all-reduce",
             "reduce-scatter": "reduce-scatter",
+            "reduce-scatter-start": "reduce-scatter",
         }.get(op)
         if kind in ("all-reduce", "reduce-scatter"):
             compute, how = _reduction_compute_ticks(collective, self.device)
@@ -227,12 +246,30 @@ class CollectiveTimer:
             )
         return CollectiveTime(ticks / 4, moved, size, "multi-host", tuple(notes))
 
+    def _single_host(self, collective: Instruction, size: int, moved: int) -> CollectiveTime:
+        """hloidx's model on one host: XLA's measured table where XLA has one (raised to the
+        measured collective latency), else latency + bytes on the wire at the link's measured
+        share (:mod:`.calibration`)."""
+        latency = collective_latency()
+        if self.table is not None:
+            got = self.table.estimate(collective)
+            notes = [got.how + f", {got.bytes} bytes"]
+            time_ns = got.time_ns
+            if time_ns < latency.value:
+                time_ns = latency.value
+                notes.append(f"raised to the measured collective latency ({latency.source})")
+            return CollectiveTime(time_ns, got.bytes, size, "single-host", tuple(notes))
+        opcode = sync_opcode(collective)
+        time_ns, how = single_host_collective_ns(self.device, opcode, moved, size)
+        return CollectiveTime(time_ns, moved, size, "single-host", (how,))
+
 
 def collective_timer(
     module: HloModule,
     device_name: str | CostDevice,
     gpus_per_node: int = 8,
     config: dict | None = None,
+    model: str = "xla",
 ) -> Callable[[Instruction], CollectiveTime | None]:
     """A timer of ``module``'s collectives on ``device_name`` (hloidx's device names).
 
@@ -244,4 +281,4 @@ def collective_timer(
     description = XLA_DEVICE_NAMES.get(device.name, "<unknown>")
     sol = default_config(description).with_options(config or {})
     gpus = sol.gpus_per_node if config and "gpus_per_node" in config else gpus_per_node
-    return CollectiveTimer(device, description, gpus, sol)
+    return CollectiveTimer(device, description, gpus, sol, model)

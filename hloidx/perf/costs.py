@@ -29,6 +29,8 @@ class OperandCost:
     #: what XLA's model says for the same operand when it differs (hloidx model only)
     xla_bytes_read: int | None = None
     xla_coalesced: bool | None = None
+    #: XLA's count ranges over runtime index values (a gather's, a scatter's): not bytes
+    xla_over_runtime_values: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -58,6 +60,8 @@ class KernelCost:
     #: None when the kernel does not fit (a tiling that spills registers)
     exec_time_ns: float | None
     fits: bool = True
+    #: which of XLA's models timed the kernel (``--model xla``; empty for hloidx's model)
+    timed_by: str = ""
     tile_sizes: list[list[int]] | None = None
     num_warps: int | None = None
     operands: list[OperandCost] = field(default_factory=list)
@@ -71,6 +75,9 @@ class KernelCost:
     heaviest_index: int = -1
     #: times the kernel is launched (a while loop's body: its known trip count)
     launches: int = 1
+    #: a time that depends on the data (a scatter whose rows may collide): [low, high] ns
+    exec_time_range_ns: tuple[float, float] | None = None
+    range_reason: str = ""
 
     @property
     def bound(self) -> str:
@@ -101,6 +108,7 @@ class KernelCost:
             "compute_time_ns": round(self.compute_time_ns, 3),
             "exec_time_ns": None if self.exec_time_ns is None else round(self.exec_time_ns, 3),
             "bound": self.bound,
+            **({"timed_by": self.timed_by} if self.timed_by else {}),
             "share": None if share is None else round(share, 6),
             "fits": self.fits,
             "tile_sizes": self.tile_sizes,
@@ -108,4 +116,14 @@ class KernelCost:
             "operands": [o.as_json() for o in self.operands],
             "why": self.why,
             "notes": list(self.notes),
+            **self._range_json(),
+        }
+
+    def _range_json(self) -> dict[str, Any]:
+        if self.exec_time_range_ns is None:
+            return {}
+        low, high = self.exec_time_range_ns
+        return {
+            "exec_time_range_ns": [round(low, 3), round(high, 3)],
+            "range_reason": self.range_reason,
         }

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..hlo.ir import Computation, HloModule, Instruction
+from .backend_config import fusion_kind_of, is_dynamic_slice_fusion
+from .in_place import aliased_operands, copy_reason
 from .trip_count import known_trip_count
 
 if TYPE_CHECKING:
@@ -84,6 +86,8 @@ class Kernel:
     name: str = ""
     #: times it is launched: the product of the enclosing loops' known trip counts
     repeats: int = 1
+    #: why the kernel is there when the text does not show it (a copy XLA inserts)
+    note: str = ""
 
     def __post_init__(self) -> None:
         self.name = self.name or self.instruction.name
@@ -120,13 +124,21 @@ def _is_triton(fusion: Instruction) -> bool:
     return kind in ("kcustom", "custom") and "__triton" in config and "gemm" not in config
 
 
+#: custom fusions a library runs: XLA:CPU's YNNPACK and oneDNN fusions
+_LIBRARY_FUSION_KINDS = frozenset({"__ynn_fusion", "__onednn_fusion"})
+
+
 def _is_library_fusion(fusion: Instruction) -> bool:
-    """A custom fusion XLA hands to a library or to Triton's GEMM emitter (cuBLAS, cuDNN)."""
+    """A custom fusion XLA hands to a library or to Triton's GEMM emitter (cuBLAS, cuDNN),
+    XLA:CPU's library fusions (YNNPACK, oneDNN), and XLA:GPU's ``DynamicSliceFusion`` (a
+    library call on slices whose addresses are computed at run time)."""
     kind = (fusion.fusion_kind or "").lower()
     config = fusion.attributes.get("backend_config", "")
-    return kind in ("kcustom", "custom") and (
-        "gemm" in config or "cudnn" in config or "cublas" in config
-    )
+    if kind not in ("kcustom", "custom"):
+        return False
+    if fusion_kind_of(fusion) in _LIBRARY_FUSION_KINDS or is_dynamic_slice_fusion(fusion):
+        return True
+    return "gemm" in config or "cudnn" in config or "cublas" in config
 
 
 #: the computations of each module's one-op fusions: ``module``'s and theirs (one table for all
@@ -269,3 +281,29 @@ def kernel_of(instr: Instruction, module: HloModule, name: str, repeats: int) ->
     if instr.opcode in LIBRARY_OPS:
         return Kernel(instr, "library", None, name, repeats)
     return Kernel(instr, "op", wrap_as_fusion(instr, module), name, repeats)
+
+
+_IN_PLACE_OPS = frozenset({"fusion", "dynamic-update-slice", "scatter", "custom-call"})
+
+
+def copies_before(instr: Instruction, module: HloModule, prefix: str, repeats: int) -> list[Kernel]:
+    """The copies XLA's copy insertion puts before the in-place kernel ``instr``: one per
+    operand whose buffer the kernel cannot update where it is (:func:`.in_place.copy_reason`),
+    each a kernel of its own, as in XLA's optimized HLO."""
+    if instr.opcode not in _IN_PLACE_OPS:
+        return []
+    out = []
+    for k in aliased_operands(instr):
+        if k >= len(instr.operands):
+            continue
+        operand = instr.operands[k]
+        reason = copy_reason(instr, operand)
+        if not reason:
+            continue
+        name = f"copy.{operand.name}"
+        copy = Instruction(name, "copy", operand.shape, [operand], span=instr.span)
+        copy.computation = instr.computation
+        note = f"a copy XLA inserts before {instr.name} updates it in place: {reason}"
+        fusion = wrap_as_fusion(copy, module)
+        out.append(Kernel(copy, "op", fusion, prefix + copy.name, repeats, note))
+    return out

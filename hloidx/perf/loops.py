@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .kernels import FREE, LIBRARY_OPS, Kernel, Skipped, kernel_of
+from .kernels import FREE, LIBRARY_OPS, Kernel, Skipped, copies_before, kernel_of
 from .trip_count import TripCount, trip_count
 
 if TYPE_CHECKING:
@@ -148,6 +148,11 @@ class _Walker:
         nodes: list[Node] = []
         starts: dict[int, Node] = {}
         for instr in comp.instructions:
+            if self.model != "xla":  # XLA's copy insertion: a copy before an in-place kernel
+                for copy in copies_before(instr, self.module, prefix, count):
+                    self.kernels.append(copy)
+                    nodes.append(Node(copy.name, copy.instruction, "kernel", kernel=copy))
+                    nodes[-1].count = count
             node = self._node(instr, prefix + instr.name, count, depth, starts)
             node.count = count
             nodes.append(node)

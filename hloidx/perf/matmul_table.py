@@ -237,11 +237,9 @@ def _dot_spec(dot: Instruction, out_type: str) -> GemmSpec:
 
 
 def _backend_config(instr: Instruction) -> dict[str, Any]:
-    try:
-        config = json.loads(instr.attributes.get("backend_config", "") or "{}")
-    except json.JSONDecodeError:
-        return {}
-    return config if isinstance(config, dict) else {}
+    from .backend_config import read_backend_config  # read as XLA reads it (trailing commas)
+
+    return read_backend_config(instr).value
 
 
 def is_cublas_gemm(instr: Instruction) -> bool:

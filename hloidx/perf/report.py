@@ -11,6 +11,8 @@ from ..errors import HloidxError
 from ..hlo.fusion import body_of
 from ..hlo.ir import CALL_ATTRIBUTES, INDEXING_IRRELEVANT_ATTRIBUTES
 from ..hlo.sharing import structure_key
+from .backend_config import read_backend_config
+from .calibration import calibrate_kernel, launch_gap
 from .costs import KernelCost
 from .devices import CostDevice
 from .fusion_model import estimate_fusion
@@ -23,6 +25,7 @@ from .stage import Stage, module_stage
 from .step import CollectiveTimer, StepResult, simulate_step
 from .tiled import NotTileable, best_tiling, configured_tiling, estimate_tiled, num_output_tiles
 from .why import explain
+from .xla_kernel_cost import TIMED_INDEXING, classic_kernel_cost
 
 if TYPE_CHECKING:
     from ..hlo.ir import HloModule
@@ -42,11 +45,15 @@ class CostReport:
     loops: list[Loop] = field(default_factory=list)
     step: StepResult | None = None
     stage: Stage | None = None
+    #: the time per launch between kernels: XLA's 1 µs, the measured launch gap in hloidx's
+    launch_ns: float = KERNEL_LAUNCH_OVERHEAD_NS
+    #: a measured profile joined onto the rows (``hloidx.perf.measured.join_measured``)
+    measured: Any = None
 
     @property
     def total_time_ns(self) -> float:
-        """Sum of the kernels' estimates plus XLA's 1 µs launch overhead per kernel."""
-        return self.kernels_time_ns + KERNEL_LAUNCH_OVERHEAD_NS * self.launches
+        """Sum of the kernels' estimates plus ``launch_ns`` per launch."""
+        return self.kernels_time_ns + self.launch_ns * self.launches
 
     @property
     def launches(self) -> int:
@@ -73,7 +80,7 @@ class CostReport:
         if limit is not None:
             rows = rows[:limit]
         total = self.kernels_time_ns
-        return {
+        doc = {
             "schema_version": 1,
             "module": self.module,
             "device": self.device.name,
@@ -90,7 +97,7 @@ class CostReport:
                 "kernels": len(self.kernels),
                 "kernels_time_ns": round(total, 3),
                 "launches": self.launches,
-                "launch_overhead_ns": KERNEL_LAUNCH_OVERHEAD_NS * self.launches,
+                "launch_overhead_ns": self.launch_ns * self.launches,
                 "bytes_read": sum(k.bytes_read for k in self.kernels),
                 "bytes_written": sum(k.bytes_written for k in self.kernels),
                 "flops": sum(k.flops for k in self.kernels),
@@ -100,6 +107,9 @@ class CostReport:
             "loops": [loop.as_json() for loop in self.loops],
             "step": None if self.step is None else self.step.as_json(),
         }
+        if self.measured is not None:
+            self.measured.annotate(doc)
+        return doc
 
     def collective_rows(self) -> list[Any]:
         """The collectives' rows, most exposed first, then the longest."""
@@ -169,7 +179,7 @@ def _estimate_key(kernel: Kernel) -> Any:
     """Equal keys, equal estimates: the computation, the fusion kind and its configuration."""
     if kernel.kind == "op" and kernel.fusion is None:
         return _op_key(kernel.instruction)
-    if kernel.kind == "library" or kernel.fusion is None:
+    if kernel.kind == "library" or kernel.fusion is None or kernel.note:
         return None
     found = _fingerprint(kernel)
     if found is None:
@@ -213,7 +223,15 @@ def _renamed(template: KernelCost, kernel: Kernel) -> KernelCost:
     cost.notes = list(template.notes)
     cost.launches = kernel.repeats
     cost.why = explain(cost)
+    if cost.timed_by:
+        cost.why = _with_model(cost)
     return cost
+
+
+def _with_model(cost: KernelCost) -> str:
+    """The row's reason led by the XLA model that timed it, XLA's quirks after it."""
+    quirks = [n.split(", though")[0].split(" (")[0] for n in cost.notes if n.startswith("XLA's q")]
+    return "; ".join([f"{cost.timed_by}: {cost.why}", *quirks])
 
 
 def _estimate_triton(kernel: Kernel, device: CostDevice, model: str) -> KernelCost:
@@ -257,6 +275,13 @@ def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -
         cost = _estimate_triton(kernel, device, model)
         if model == "hloidx" and cost.tile_sizes is not None:
             cost.notes.append("the tiled model is XLA's in both models (hloidx adds nothing)")
+        if model == "xla":
+            # priority fusion times Triton fusions with the indexing model
+            cost.timed_by = TIMED_INDEXING
+    elif model == "xla":
+        # XLA's SoL latency estimator and priority fusion time other kernels with the classic
+        # GpuPerformanceModel over GpuHloCostAnalysis, on the kernel as it is in the module
+        cost = classic_kernel_cost(instr, device)
     else:
         cost = estimate_fusion(kernel.fusion, device, model)
     cost.name = kernel.name
@@ -265,8 +290,17 @@ def estimate_kernel(kernel: Kernel, device: CostDevice, model: str = "hloidx") -
     cost.launches = kernel.repeats
     if kernel.kind == "op":
         cost.kind = "unfused op"
+    if kernel.note:
+        cost.notes.append(kernel.note)
+    config = read_backend_config(instr)
+    if not config.readable:
+        cost.notes.append(f"{instr.name}: {config.error}; estimated without it")
     cost.fingerprint = fingerprint
+    if model == "hloidx":
+        calibrate_kernel(kernel, cost, device)
     cost.why = explain(cost)
+    if cost.timed_by:
+        cost.why = _with_model(cost)
     return cost
 
 
@@ -288,7 +322,9 @@ def estimate_module(
 ) -> CostReport:
     """Every kernel of the module's entry computation (and of its loops, calls and
     conditionals), estimated on ``device`` by ``model`` (``hloidx``: distinct bytes and
-    thread-map coalescing; ``xla``: XLA's model as is), with the step on a timeline.
+    thread-map coalescing; ``xla``: what XLA uses where it uses it, its classic
+    ``GpuPerformanceModel`` for non-Triton kernels and its indexing model for Triton fusions),
+    with the step on a timeline.
     ``collective_time``: the duration of a collective; by default XLA's
     ``SolLatencyEstimator`` (:func:`hloidx.perf.collectives.collective_timer`, with
     ``gpus_per_node`` and XLA's ``collective_config`` options), which gives None (not
@@ -319,8 +355,10 @@ def estimate_module(
     if collective_time is None:
         from .collectives import collective_timer
 
-        collective_time = collective_timer(module, profile, gpus_per_node, collective_config)
-    report.step = step_of(program, costs, collective_time)
+        collective_time = collective_timer(module, profile, gpus_per_node, collective_config, model)
+    if model == "hloidx":
+        report.launch_ns = launch_gap(profile).value
+    report.step = step_of(program, costs, collective_time, report.launch_ns)
     for cost in costs:
         if cost.name in report.step.inactive_kernels:
             cost.launches = 0
@@ -329,15 +367,19 @@ def estimate_module(
 
 
 def step_of(
-    program: Program, costs: list[KernelCost], collective_time: CollectiveTimer | None
+    program: Program,
+    costs: list[KernelCost],
+    collective_time: CollectiveTimer | None,
+    launch_ns: float = KERNEL_LAUNCH_OVERHEAD_NS,
 ) -> StepResult:
-    """The program's step with each kernel row's estimate plus XLA's launch overhead."""
+    """The program's step with each kernel row's estimate plus ``launch_ns`` per launch
+    (XLA's launch overhead; the measured launch gap in hloidx's model)."""
     by_name = {c.name: c for c in costs}
 
     def kernel_ns(kernel: Kernel) -> float | None:
         cost = by_name.get(kernel.name)
         if cost is None:
             return None
-        return (cost.exec_time_ns or 0.0) + KERNEL_LAUNCH_OVERHEAD_NS
+        return (cost.exec_time_ns or 0.0) + launch_ns
 
     return simulate_step(program, kernel_ns, collective_time)

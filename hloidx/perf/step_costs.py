@@ -6,11 +6,12 @@ roofline; a small library API over :mod:`.matmul_table` that the library rows us
 the device's dense peak for the operands' dtype, a datasheet figure kept as data
 (``data/tensor_core_peaks.json``, each with its source), labelled as such.
 
-``--model xla`` is XLA's table exactly. ``--model hloidx`` changes two things, each said in the
-answer: an f16 GEMM reads the bf16 table at its own dims (XLA's fallback for a dtype without a
-table scales m, k, n by the output's byte width: 8× the flops), and a rate above the device's
-dense datasheet peak is capped at the peak (XLA's ``sm_90`` fp8 tables reach 2.6 PFLOP/s, above
-the H100 SXM's 1.98 PFLOP/s).
+``--model xla`` is XLA's table exactly. ``--model hloidx`` runs a roofline GEMM at the measured
+GEMM efficiency (:mod:`.calibration`), not the datasheet peak, and changes two things of a
+table, each said in the answer: an f16 GEMM reads the bf16 table at its own dims (XLA's
+fallback for a dtype without a table scales m, k, n by the output's byte width: 8× the
+flops), and a rate above the device's dense datasheet peak is capped at the peak (XLA's
+``sm_90`` fp8 tables reach 2.6 PFLOP/s, above the H100 SXM's 1.98 PFLOP/s).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from ..hlo.element_types import element_bytes
+from .calibration import gemm_efficiency
 from .devices import CostDevice
 from .gpu_specs import device_list, resolve_device
 from .matmul_table import duration_ns, estimate_spec, gemm_spec, has_table, table_source
@@ -113,6 +115,11 @@ def gemm_time_ns(
         f"{matrix_unit(dev.name)} roofline, not XLA's model: no XLA GEMM table for {profile}; "
         f"{flops} flops at the dense {spec.lhs_type} peak {peak[0] / 1e12:g} TFLOP/s ({peak[1]})"
     )
+    if model == "hloidx":
+        efficiency = gemm_efficiency()
+        rate = peak[0] * efficiency.value
+        how += f" x the measured GEMM efficiency {efficiency.value:g} ({efficiency.source})"
+        return duration_ns(flops / rate), how
     return duration_ns(flops / peak[0]), how
 
 

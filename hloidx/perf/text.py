@@ -33,6 +33,7 @@ class TableSource(Protocol):
     loops: Sequence[Any]
     step: Any
     stage: Any
+    launch_ns: float
 
     def collective_rows(self) -> list[Any]: ...
 
@@ -102,7 +103,12 @@ def report_text(report: TableSource, sort: str = "time", limit: int | None = Non
                 k.why,
             )
         )
-    widths = [max(len(str(r[i])) for r in table) for i in range(len(header) - 1)]
+    measured = getattr(report, "measured", None)
+    if measured is not None:
+        from .measured_text import with_columns
+
+        table = with_columns(table, shown, measured)
+    widths = [max(len(str(r[i])) for r in table) for i in range(len(table[0]) - 1)]
     lines = [
         f"{report.module} on {report.device.name}, model {report.model} "
         "(an estimate from XLA's cost model formulas, not a measurement)"
@@ -118,7 +124,8 @@ def report_text(report: TableSource, sort: str = "time", limit: int | None = Non
     lines.append("")
     lines.append(
         f"kernels: {kernels}   estimated module time: {human_time(report.total_time_ns)} "
-        f"({human_time(total)} in kernels + {report.launches} x 1 us launch overhead)"
+        f"({human_time(total)} in kernels + {report.launches} x {report.launch_ns / 1e3:g} us "
+        f"{'launch overhead' if report.model == 'xla' else 'measured gap between kernels'})"
     )
     lines.append(
         f"bytes read: {human_bytes(sum(k.bytes_read for k in report.kernels))}   "
@@ -134,6 +141,11 @@ def report_text(report: TableSource, sort: str = "time", limit: int | None = Non
             continue
         lines.append(f"no row: {s.name} ({s.opcode}): {s.reason}")
     lines.extend(step_lines(report))
+    if measured is not None:
+        from .measured_text import lines as measured_lines
+
+        step = None if report.step is None else report.step.time_ns
+        lines.extend(measured_lines(measured, step))
     return "\n".join(lines)
 
 

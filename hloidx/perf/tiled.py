@@ -15,7 +15,6 @@ root tiles that are powers of two or whole dimensions) is estimated and the fast
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from itertools import product
 from math import ceil, prod
@@ -28,6 +27,7 @@ from ..hlo.fusion import body_of, computation_outputs, grouped_output_to_input
 from ..maps.expr import dim
 from ..maps.traversal import evaluate
 from ..tiling.symbolic_tile import NoTile, derive
+from .backend_config import read_backend_config
 from .costs import KernelCost, OperandCost
 from .flops import flops_per_element
 from .fusion_model import shape_bytes
@@ -71,11 +71,7 @@ class TiledEstimate:
 
 def configured_tiling(fusion: Instruction) -> tuple[list[list[int]] | None, int | None]:
     """Output tile sizes and ``num_warps`` from ``block_level_fusion_config`` (None: none)."""
-    text = fusion.attributes.get("backend_config", "")
-    try:
-        config = json.loads(text) if text else {}
-    except json.JSONDecodeError:
-        return None, None
+    config = read_backend_config(fusion).value
     block = (config.get("fusion_backend_config") or {}).get("block_level_fusion_config") or {}
     tiles = block.get("output_tiles")
     sizes: list[list[int]] | None = None

@@ -58,7 +58,13 @@ def _differences(cost: KernelCost) -> list[str]:
     """Where hloidx's operand figures differ from XLA's, and why."""
     out = []
     for o in cost.operands:
-        if o.xla_bytes_read is not None and o.xla_bytes_read != o.bytes_read:
+        if o.xla_bytes_read is not None and o.xla_over_runtime_values:
+            out.append(
+                f"{o.name}: {_mb(o.bytes_read)} read counted from the elements its maps touch "
+                "(XLA's iteration space also runs over the runtime index values: no amount "
+                "of data)"
+            )
+        elif o.xla_bytes_read is not None and o.xla_bytes_read != o.bytes_read:
             out.append(
                 f"{o.name}: {_mb(o.bytes_read)} read counted from the elements its maps touch, "
                 f"{_mb(o.xla_bytes_read)} by XLA's iteration space"
@@ -103,6 +109,11 @@ def explain(cost: KernelCost) -> str:
         else:
             head = f"{top.name}: {_operand_reason(top, cost.bytes_written)}"
     parts = [head, *_differences(cost)]
+    if cost.emitter.startswith("dynamic-update-slice (in place)"):
+        parts.append("in place: the update written into the base's buffer, the base not read")
+    elif cost.emitter.startswith("scatter (in place)"):
+        parts.append("in place: only the rows the updates land on are touched")
+    parts += [n for n in cost.notes if "backend_config" in n and "not JSON" in n]
     if cost.exec_time_ns is not None and cost.exec_time_ns < LAUNCH_OVERHEAD_NS:
         parts.append("the 1 us launch overhead exceeds the kernel's own estimate")
     return "; ".join(parts)

@@ -237,6 +237,8 @@ def step_html(report: CostReport) -> str:
 
 
 def report_html(report: CostReport, sort: str = "time") -> str:
+    from .measured_html import measured_html
+
     title = f"Cost of {report.module} on {report.device.name} ({report.model} model)"
     n = len(report.kernels)
     return "\n".join(
@@ -253,6 +255,7 @@ def report_html(report: CostReport, sort: str = "time") -> str:
             f"({human_time(report.kernels_time_ns)} in kernels + {report.launches} × 1 µs launch "
             "overhead).</p>",
             step_html(report),
+            measured_html(report),
             "<h2>Where the time goes</h2>",
             time_bar_svg(report),
             "<h2>Roofline</h2>",

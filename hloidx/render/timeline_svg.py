@@ -126,23 +126,16 @@ def every_trip(slices: list[Slice]) -> list[Slice]:
     return out
 
 
-def timeline_svg(step: StepResult, tooltip: Callable[[Slice], str] | None = None) -> str:
-    """The Gantt chart of ``step``; ``tooltip(slice)`` gives a slice's row text. Every trip of
-    a loop is drawn (:func:`every_trip`)."""
-    slices = every_trip(step.slices)
-    total = max(step.time_ns, max((s.end_ns for s in slices), default=0.0), 1.0)
+def _lanes(
+    parts: list[str],
+    slices: list[Slice],
+    lanes: tuple[str, ...],
+    scale: float,
+    tooltip: Callable[[Slice], str] | None,
+) -> None:
+    """Each lane's background and its slices (sub-pixel neighbours merged)."""
     span_px = WIDTH - PAD_LEFT - PAD_RIGHT
-    scale = span_px / total
-    height = TOP + len(LANES) * (LANE_HEIGHT + LANE_GAP) + 30
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
-        'role="img" aria-label="step timeline">',
-        f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="white"/>',
-        f'<text x="{PAD_LEFT}" y="16" font-size="12">step {_fmt(step.time_ns)} (estimated): '
-        f"compute {_fmt(step.compute_ns)}, exposed communication {_fmt(step.exposed_ns)}; "
-        f"order: {'XLA schedule' if step.scheduled else 'the text (not scheduled)'}</text>",
-    ]
-    for i, lane in enumerate(LANES):
+    for i, lane in enumerate(lanes):
         y = TOP + i * (LANE_HEIGHT + LANE_GAP)
         parts.append(
             f'<text x="{PAD_LEFT - 8}" y="{y + LANE_HEIGHT / 2 + 4:.0f}" font-size="12" '
@@ -183,7 +176,32 @@ def timeline_svg(step: StepResult, tooltip: Callable[[Slice], str] | None = None
                         f'<text x="{x + 3:.2f}" y="{y + LANE_HEIGHT / 2 + 4:.0f}" '
                         f'font-size="11" fill="white">{escape(s.name)}</text>'
                     )
-    axis_y = TOP + len(LANES) * (LANE_HEIGHT + LANE_GAP) + 4
+
+
+def timeline_svg(step: StepResult, tooltip: Callable[[Slice], str] | None = None) -> str:
+    """The Gantt chart of ``step``; ``tooltip(slice)`` gives a slice's row text. Every trip of
+    a loop is drawn (:func:`every_trip`)."""
+    slices = every_trip(step.slices)
+    total = max(step.time_ns, max((s.end_ns for s in slices), default=0.0), 1.0)
+    span_px = WIDTH - PAD_LEFT - PAD_RIGHT
+    scale = span_px / total
+    height = TOP + len(LANES) * (LANE_HEIGHT + LANE_GAP) + 30
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+        'role="img" aria-label="step timeline">',
+        f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="white"/>',
+        f'<text x="{PAD_LEFT}" y="16" font-size="12">step {_fmt(step.time_ns)} (estimated): '
+        f"compute {_fmt(step.compute_ns)}, exposed communication {_fmt(step.exposed_ns)}; "
+        f"order: {'XLA schedule' if step.scheduled else 'the text (not scheduled)'}</text>",
+    ]
+    _lanes(parts, slices, LANES, scale, tooltip)
+    _axis(parts, total, scale, len(LANES))
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def _axis(parts: list[str], total: float, scale: float, lanes: int) -> None:
+    axis_y = TOP + lanes * (LANE_HEIGHT + LANE_GAP) + 4
     for k in range(5):
         t = total * k / 4
         x = PAD_LEFT + t * scale
@@ -192,5 +210,26 @@ def timeline_svg(step: StepResult, tooltip: Callable[[Slice], str] | None = None
             f'<text x="{x:.1f}" y="{axis_y + 14}" font-size="10" text-anchor="middle">'
             f"{_fmt(t)}</text>"
         )
+
+
+MEASURED_LANES = LANES
+
+
+def measured_timeline_svg(
+    slices: list[Slice], total_ns: float, title: str, tooltip: Callable[[Slice], str] | None = None
+) -> str:
+    """The measured execution as the same Gantt chart (its own time axis, the title says it
+    is measured): ``slices`` on the lanes ``compute`` and ``communication``."""
+    total = max(total_ns, max((s.end_ns for s in slices), default=0.0), 1.0)
+    scale = (WIDTH - PAD_LEFT - PAD_RIGHT) / total
+    height = TOP + len(MEASURED_LANES) * (LANE_HEIGHT + LANE_GAP) + 30
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+        'role="img" aria-label="measured timeline">',
+        f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="white"/>',
+        f'<text x="{PAD_LEFT}" y="16" font-size="12">{escape(title)}</text>',
+    ]
+    _lanes(parts, slices, MEASURED_LANES, scale, tooltip)
+    _axis(parts, total, scale, len(MEASURED_LANES))
     parts.append("</svg>")
     return "\n".join(parts)

@@ -102,6 +102,11 @@ def trace_events(report: CostReport) -> dict[str, Any]:
                     "args": args,
                 }
             )
+    if getattr(report, "measured", None) is not None:
+        from .measured_html import measured_trace_events
+
+        events.extend(measured_trace_events(report))
+        meta["measured"] = report.measured.as_json()
     return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": meta}
 
 

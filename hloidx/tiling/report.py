@@ -137,7 +137,8 @@ def auto_document(instruction: Any, limit: int) -> dict[str, Any]:
 
 
 def _describe_lines(d: dict[str, Any], indent: str, symbolic: bool) -> list[str]:
-    what = "d = tile sizes" if symbolic else "d = tile index"
+    names = d.get("tile_variables", "d")  # --names roles: the output dims' names
+    what = f"{names} = tile sizes" if symbolic else f"{names} = tile index"
     lines = [f"{indent}offsets: {d['offset_map']}   [{what}]"]
     lines.append(f"{indent}sizes:   {d['size_map']}")
     lines.append(f"{indent}strides: {d['stride_map']}")
@@ -145,7 +146,9 @@ def _describe_lines(d: dict[str, Any], indent: str, symbolic: bool) -> list[str]
         if symbolic:
             lines.append(f"{indent}exact when: {d['constraints']}")
         else:
-            lines.append(f"{indent}exact: the sizes satisfy {d['constraints']} (d = tile sizes)")
+            lines.append(
+                f"{indent}exact: the sizes satisfy {d['constraints']} ({names} = tile sizes)"
+            )
     if d.get("clip"):
         lines.append(f"{indent}clipped to: {d['clip']} (elements outside are never read)")
     if d.get("when"):

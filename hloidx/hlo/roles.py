@@ -1,0 +1,275 @@
+"""What each variable of an op's maps indexes, as a name and a role (``--names roles``).
+
+* Output dimensions (the dimension variables of every output-to-input map) are named forward
+  from the op's semantics: a dot's batch dims ``b``, its lhs and rhs free dims ``m`` / ``n``; a
+  convolution's batch ``b``, output feature ``f`` and spatial dims ``x0, x1, ...`` from its
+  ``dim_labels``; a parameter of a fused computation takes the names of the fusion's operand.
+  Every other op takes its operands' names through its own map: an output dimension that is
+  the only one in one operand result (an elementwise op, a transpose, a broadcast, a slice, a
+  reduce's kept dims, a gather's offset dims) keeps that name; one of several in one result
+  is a split (``m_hi``, ``m_lo``); one that appears in several results alone is a merge
+  (``b_m``). What none of these says stays plain.
+* Range variables are named by the rule that introduces them: a dot's contracting ``k``, a
+  reduce's reduced ``r``, a reduce-window's window ``w0, w1``, a convolution's window
+  ``w0, w1`` and input feature ``fi``. Runtime variables are named after the value they hold
+  (the instruction the offset or index is read from).
+
+Nothing here changes a map: names are returned beside the maps (:mod:`hloidx.maps.var_names`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..errors import HloidxError
+from ..maps.expr import VarKind, variables
+from ..maps.indexing_map import IndexingMap, Variable
+from ..maps.traversal import evaluate, is_affine
+from ..maps.var_names import identifier
+from .ir import Instruction
+
+#: (name, role) of one variable; ("", "") when nothing is known
+Named = tuple[str, str]
+_NONE: Named = ("", "")
+
+
+def _numbered(prefix: str, count: int) -> list[str]:
+    return [prefix] if count == 1 else [f"{prefix}{i}" for i in range(count)]
+
+
+def dot_output_names(instr: Instruction) -> tuple[Named, ...] | None:
+    """A dot's output dims: batch ``b``, lhs free ``m``, rhs free ``n`` (numbered when several)."""
+    try:
+        numbers = instr.dot_dimension_numbers
+        lhs, rhs = instr.operands[0].shape.dims, instr.operands[1].shape.dims
+    except (HloidxError, AttributeError, IndexError):
+        return None
+    batch = len(numbers.lhs_batch)
+    lhs_free = len(lhs) - batch - len(numbers.lhs_contracting)
+    rhs_free = len(rhs) - batch - len(numbers.rhs_contracting)
+    if batch + lhs_free + rhs_free != len(instr.shape.dims):
+        return None
+    out = [(n, "batch") for n in _numbered("b", batch)]
+    out += [(n, "lhs free") for n in _numbered("m", lhs_free)]
+    out += [(n, "rhs free") for n in _numbered("n", rhs_free)]
+    return tuple(out)
+
+
+def convolution_output_names(instr: Instruction) -> tuple[Named, ...] | None:
+    try:
+        dn = instr.convolution_dimension_numbers
+    except HloidxError:
+        return None
+    rank = len(instr.shape.dims)
+    if dn is None or len(dn.output_spatial) + 2 != rank:
+        return None
+    out = [_NONE] * rank
+    out[dn.output_batch] = ("b", "batch")
+    out[dn.output_feature] = ("f", "output feature")
+    for k, d in enumerate(dn.output_spatial):
+        out[d] = (f"x{k}", f"output spatial dim {k}")
+    return tuple(out)
+
+
+def gather_output_names(instr: Instruction, carried: list[Named]) -> tuple[Named, ...] | None:
+    """A gather's output dims: its batch dims ``g`` (one per gathered slice), its offset dims
+    the names carried from the operand or else ``o0, o1, ...``."""
+    try:
+        offsets = instr.gather_dimension_numbers.offset_dims
+    except (HloidxError, AttributeError):
+        return None
+    rank = len(instr.shape.dims)
+    if len(carried) != rank:
+        return None
+    batch = [d for d in range(rank) if d not in offsets]
+    batch_names = _numbered("g", len(batch))
+    out = list(carried)
+    for d in range(rank):
+        if out[d][0]:
+            continue
+        if d in offsets:
+            k = offsets.index(d)
+            out[d] = (f"o{k}", f"offset dim {k} of the slice")
+        else:
+            out[d] = (batch_names[batch.index(d)], "gather batch")
+    return tuple(out)
+
+
+def _result_dims(m: IndexingMap) -> list[frozenset[int]]:
+    return [frozenset(v.index for v in variables(r) if v.kind == VarKind.DIM) for r in m.results]
+
+
+def _by_stride(expr: Any, dims: frozenset[int]) -> list[int] | None:
+    """The dims of an affine ``expr`` by falling stride (a split's high part first); None
+    when the expression is not affine or two strides are equal."""
+    if not is_affine(expr):
+        return None
+
+    def at(unit: int | None) -> Any:
+        return evaluate(expr, lambda v: 1 if v.kind == VarKind.DIM and v.index == unit else 0)
+
+    base = at(None)
+    stride = {d: at(d) - base for d in dims}
+    if len(set(stride.values())) != len(stride):
+        return None
+    return sorted(dims, key=lambda d: -abs(stride[d]))
+
+
+def names_through(m: IndexingMap, operand: tuple[Named, ...]) -> list[Named]:
+    """Output dim names carried through an op's map to an operand whose dims are named."""
+    out = [_NONE] * m.num_dims
+    if len(operand) != m.num_results or not any(n for n, _ in operand):
+        return out
+    used = _result_dims(m)
+    places: list[list[int]] = [[] for _ in range(m.num_dims)]
+    for p, ds in enumerate(used):
+        for d in ds:
+            places[d].append(p)
+    for d, ps in enumerate(places):
+        if not ps:
+            continue
+        if len(ps) == 1:
+            p = ps[0]
+            name, role = operand[p]
+            if not name:
+                continue
+            if used[p] == {d}:
+                out[d] = (name, role)
+                continue
+            parts = _by_stride(m.results[p], used[p])
+            if parts is None:
+                continue
+            k = parts.index(d)
+            if len(parts) == 2:
+                out[d] = (
+                    f"{name}_{'hi' if k == 0 else 'lo'}",
+                    f"{'high' if k == 0 else 'low'} part of {name}",
+                )
+            else:
+                out[d] = (f"{name}_{k}", f"part {k} of {name}")
+        elif all(used[p] == {d} for p in ps) and all(operand[p][0] for p in ps):
+            merged = [operand[p][0] for p in ps]
+            out[d] = ("_".join(merged), "merge of " + ", ".join(merged))
+    return out
+
+
+def _range_places(m: IndexingMap) -> list[int | None]:
+    """For each range variable, the one result (operand dim) it appears in; None otherwise."""
+    places: list[int | None] = [None] * m.num_range_vars
+    seen = [0] * m.num_range_vars
+    for p, r in enumerate(m.results):
+        for v in variables(r):
+            if v.kind == VarKind.RANGE:
+                places[v.index] = p
+                seen[v.index] += 1
+    return [p if n == 1 else None for p, n in zip(places, seen, strict=True)]
+
+
+def range_names(instr: Instruction, operand_id: int, m: IndexingMap) -> list[Named]:
+    """Names of the range variables an op's rule gives operand ``operand_id``'s map."""
+    op = instr.opcode
+    count = m.num_range_vars
+    if count == 0:
+        return []
+    if op in ("dot", "scaled-dot"):
+        return [(n, "contracting") for n in _numbered("k", count)]
+    if op == "reduce":
+        inputs = len(instr.operands) // 2
+        if operand_id < inputs:
+            return [(n, "reduced") for n in _numbered("r", count)]
+    if op == "reduce-window":
+        inputs = len(instr.operands) // 2
+        if operand_id < inputs:
+            places = _range_places(m)
+            return [
+                (f"w{p}", f"window position in dim {p}") if p is not None else ("", "")
+                for p in places
+            ]
+    if op == "gather" and operand_id == 1:
+        return [("iv", "index vector component")] if count == 1 else []
+    if op == "scatter":
+        inputs = (len(instr.operands) - 1) // 2
+        if operand_id >= inputs:
+            return _scatter_names(instr, operand_id == inputs, m)
+    if op == "convolution" and operand_id in (0, 1):
+        try:
+            dn = instr.convolution_dimension_numbers
+        except (HloidxError, AttributeError):
+            return []
+        spatial = dn.input_spatial if operand_id == 0 else dn.kernel_spatial
+        feature = dn.input_feature if operand_id == 0 else dn.kernel_input_feature
+        out = []
+        for p in _range_places(m):
+            if p is not None and p in spatial:
+                k = spatial.index(p)
+                out.append((f"w{k}", f"window position in spatial dim {k}"))
+            elif p is not None and p == feature:
+                out.append(("fi", "input feature"))
+            else:
+                out.append(("", ""))
+        return out
+    return []
+
+
+def _scatter_names(instr: Instruction, indices: bool, m: IndexingMap) -> list[Named]:
+    """A scatter's indices and updates maps: the update positions that may land on an output
+    element (``u``), and the index vector component of the indices (``iv``)."""
+    try:
+        vector_dim = instr.scatter_dimension_numbers.index_vector_dim
+    except (HloidxError, AttributeError):
+        return []
+    places = _range_places(m)
+    plain_ones = [p for p in places if not (indices and p == vector_dim)]
+    names = iter(_numbered("u", len(plain_ones)))
+    out = []
+    for p in places:
+        if indices and p == vector_dim:
+            out.append(("iv", "index vector component"))
+        else:
+            out.append((next(names), "update scatter position"))
+    return out
+
+
+def runtime_names(runtime_vars: Any) -> list[Named]:
+    """Each runtime variable named after the instruction its value is read from."""
+    out: list[Named] = []
+    seen: dict[str, int] = {}
+    producers = [rv.producer.name for rv in runtime_vars]
+    for p in producers:
+        base = identifier(p)
+        if producers.count(p) > 1:
+            k = seen.get(p, 0)
+            seen[p] = k + 1
+            out.append((f"{base}_{k}", f"component {k} of the value read from {p}"))
+        else:
+            out.append((base, f"value read from {p}"))
+    return out
+
+
+def with_symbol_names(m: IndexingMap, ranges: list[Named], rts: list[Named]) -> IndexingMap:
+    """``m`` whose range and runtime variables carry the given names (for a walk through a
+    fused computation: composition keeps a variable's name wherever it moves)."""
+    if m.is_undefined or m.is_known_empty or not (ranges or rts):
+        return m
+    new_ranges = tuple(
+        Variable(v.bounds, ranges[i][0]) if i < len(ranges) and ranges[i][0] else v
+        for i, v in enumerate(m.range_vars)
+    )
+    new_rts = tuple(
+        Variable(v.bounds, rts[i][0]) if i < len(rts) and rts[i][0] else v
+        for i, v in enumerate(m.rt_vars)
+    )
+    return replace(m, range_vars=new_ranges, rt_vars=new_rts)
+
+
+__all__ = [
+    "Named",
+    "convolution_output_names",
+    "dot_output_names",
+    "gather_output_names",
+    "names_through",
+    "range_names",
+    "runtime_names",
+    "with_symbol_names",
+]
