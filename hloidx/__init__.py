@@ -12,7 +12,7 @@ The public API (tests and tools call these; the CLI is a thin client of them):
 
 Every result prints as the command line does (``str()`` is the command's text, ``as_dict()``
 its JSON document), shows as HTML in Jupyter, and its tables become DataFrames
-(``to_pandas()``, ``pip install 'hloidx[notebook]'``). In a notebook::
+(``to_pandas()``, ``pip install -e '.[notebook]'``). In a notebook::
 
     a = hloidx.analyze(hloidx.from_jax(f, x, optimized=True))
     a                                   # the triage table
@@ -139,15 +139,17 @@ def from_jax(fn: Any, *example_args: Any, optimized: bool = False) -> HloModule:
     """The module of a JAX function: the StableHLO JAX lowers ``fn`` to (before XLA's
     optimizations), or with ``optimized`` the HLO XLA compiles it to (fusions and all).
 
-    ``hloidx.analyze(hloidx.from_jax(f, x))`` in a notebook. Needs jax (``pip install
-    'hloidx[jax]'``).
+    ``hloidx.analyze(hloidx.from_jax(f, x))`` in a notebook. Needs jax (``pip install -e
+    '.[jax]'`` in hloidx's checkout).
     """
     try:
         import jax
     except ImportError:
         from .errors import HloidxError
 
-        raise HloidxError("from_jax needs jax: pip install 'hloidx[jax]'") from None
+        raise HloidxError(
+            "from_jax needs jax: pip install -e '.[jax]' in hloidx's checkout"
+        ) from None
     lowered = jax.jit(fn).lower(*example_args)
     name = getattr(fn, "__name__", "fn")
     if optimized:

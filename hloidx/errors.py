@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .source import Span
+from .source import Span, escape_controls
 
 
 class HloidxError(Exception):
@@ -21,9 +21,10 @@ class HloidxError(Exception):
 
     def render(self) -> str:
         """``where:line:col: error: message`` plus the source line and a caret."""
+        message = escape_controls(self.message)
         if self.span is None:
-            return f"error: {self.message}"
-        return f"{self.span.location()}: error: {self.message}\n{self.span.excerpt()}"
+            return f"error: {message}"
+        return f"{self.span.location()}: error: {message}\n{self.span.excerpt()}"
 
     def __str__(self) -> str:
         if self.span is None:

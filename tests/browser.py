@@ -36,7 +36,7 @@ def sync_api() -> Any:
     try:
         from playwright import sync_api as api
     except ImportError:
-        _missing("playwright is not installed (pip install 'hloidx[browser]')")
+        _missing("playwright is not installed (pip install -e '.[browser]')")
     return api
 
 

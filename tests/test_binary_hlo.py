@@ -207,7 +207,7 @@ def test_without_protobuf_a_proto_says_what_to_install(monkeypatch, capsys) -> N
     code, lines = _fails(capsys, "maps", str(DUMPED[0]))
     assert code == 2
     assert len(lines) == 1, lines
-    assert "pip install 'hloidx[profile]'" in lines[0]
+    assert "pip install -e '.[profile]'" in lines[0]
     assert str(DUMPED[0]) in lines[0]
 
 

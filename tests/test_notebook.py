@@ -25,7 +25,7 @@ SEED = paths.SAMPLES / "seed000"
 TILING = paths.DATA / "tiling" / "seed004.hlo"
 GPU = paths.DATA / "gpu" / "view"
 NOTEBOOK = paths.ROOT / "examples" / "quickstart.ipynb"
-NO_EXTRA = "the notebook extra is not installed (pip install 'hloidx[notebook]')"
+NO_EXTRA = "the notebook extra is not installed (pip install -e '.[notebook]')"
 VOID = {"br", "meta", "img", "hr", "input", "link", "col", "wbr"}
 
 
@@ -277,7 +277,7 @@ def test_dataframe_has_the_documented_columns(path: Path) -> None:
 
 def test_to_pandas_without_pandas_names_the_extra(monkeypatch, softmax) -> None:
     monkeypatch.setitem(sys.modules, "pandas", None)
-    with pytest.raises(HloidxError, match=r"pip install 'hloidx\[notebook\]'"):
+    with pytest.raises(HloidxError, match=r"pip install -e '\.\[notebook\]'"):
         softmax.to_pandas()
 
 

@@ -309,5 +309,5 @@ def test_without_the_extra_the_error_says_what_to_install(tmp_path, monkeypatch)
     folder = write_nsys_jax(tmp_path / "run", _pax_like_ranges())
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
-    with pytest.raises(ProfileError, match=r"hloidx\[profile\]"):
+    with pytest.raises(ProfileError, match=r"pip install -e '\.\[profile\]'"):
         read_profile(str(folder))

@@ -235,7 +235,7 @@ def test_summary_command_groups_unless_asked_not_to(tmp_path) -> None:
     path.write_text(LAYERS)
     run = CliRunner().invoke(cli, ["summary", str(path)])
     assert run.exit_code == 0, run.output
-    assert "4 rows for 7 instructions" in run.output
+    assert "the 7 instructions that read memory in the entry computation, in 4 rows" in run.output
     assert any(line.startswith("d1") and " x2 " in line for line in run.output.splitlines())
     run = CliRunner().invoke(cli, ["summary", str(path), "--no-group", "--format", "json"])
     doc = json.loads(run.output)

@@ -29,7 +29,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .point_values import OperandData, PointUnchecked, evaluate_values
-from .tensors import _ELEMENTWISE, DEFAULT_LIMIT, Tag, Tensor, Value, _major_to_minor
+from .tensors import (
+    _ELEMENTWISE,
+    DEFAULT_LIMIT,
+    ELEMENTWISE_CUSTOM_CALLS,
+    IDENTITY_CUSTOM_CALLS,
+    Tag,
+    Tensor,
+    Value,
+    _major_to_minor,
+    custom_call_target,
+)
 
 if TYPE_CHECKING:
     from ..hlo.ir import Computation, Instruction, Shape
@@ -243,6 +253,10 @@ class PointOracle:
             return self._at(comps[0].root, self._child(frame, instr), leaf, index)
         if op in _PASS_THROUGH:
             return read(0, index, leaf)
+        if op == "custom-call" and len(instr.operands) == 1 and instr.shape.is_array:
+            target = custom_call_target(instr)
+            if target in IDENTITY_CUSTOM_CALLS or target in ELEMENTWISE_CUSTOM_CALLS:
+                return read(0, index, leaf)  # the same element of the one operand
         tuple_output = instr.shape.is_tuple and op not in ("reduce", "reduce-window")
         if tuple_output or any(o.shape.is_tuple for o in instr.operands):
             raise PointUnchecked(f"the point-wise oracle does not walk {op} of tuples")

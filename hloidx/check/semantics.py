@@ -23,7 +23,18 @@ import numpy as np
 
 from ..errors import UnsupportedOpError
 from .gpu_semantics import cudnn_convolution
-from .tensors import _EMPTY, Tag, Tensor, Value, _dtype, _empty_provenance, _union_all
+from .tensors import (
+    _EMPTY,
+    ELEMENTWISE_CUSTOM_CALLS,
+    IDENTITY_CUSTOM_CALLS,
+    Tag,
+    Tensor,
+    Value,
+    _dtype,
+    _empty_provenance,
+    _union_all,
+    custom_call_target,
+)
 
 if TYPE_CHECKING:
     from ..hlo.ir import Computation, Instruction
@@ -391,9 +402,16 @@ def _reads_all(_interp: Any, instr: Instruction, ops: list[Tensor]) -> Value:
 
 
 def custom_call(interp: Any, instr: Instruction, ops: list[Tensor]) -> Value:
-    """The custom-call targets the oracle knows: XLA's TopK and the cuDNN convolutions."""
-    if instr.attributes.get("custom_call_target", "").strip().strip('"') == "TopK":
+    """The custom-call targets the oracle knows: XLA's TopK, annotations, elementwise
+    functions StableHLO names (``chlo.erf_inv``) and the cuDNN convolutions."""
+    target = custom_call_target(instr)
+    if target == "TopK":
         return topk(interp, instr, ops)
+    if target in IDENTITY_CUSTOM_CALLS and len(ops) == 1:
+        return Tensor(ops[0].values.copy(), ops[0].provenance.copy(), ops[0].known)
+    if target in ELEMENTWISE_CUSTOM_CALLS and len(ops) == 1:
+        (x,) = ops
+        return Tensor(np.zeros(x.shape, dtype=_dtype(instr.shape)), x.provenance.copy(), False)
     return cudnn_convolution(interp, instr, ops)
 
 

@@ -268,6 +268,17 @@ _ELEMENTWISE = (
     | {"convert", "select", "clamp", "map", "bitcast-convert", "stochastic-convert"}
 )
 
+#: custom-calls that return their one operand unchanged (a sharding, a memory space)
+IDENTITY_CUSTOM_CALLS = frozenset(
+    {"Sharding", "MoveToHost", "MoveToDevice", "annotate_device_placement"}
+)
+#: custom-calls that compute each element from the same element of their one operand
+ELEMENTWISE_CUSTOM_CALLS = frozenset({"chlo.erf_inv"})
+
+
+def custom_call_target(instr: Any) -> str:
+    return instr.attributes.get("custom_call_target", "").strip().strip('"')
+
 
 def _major_to_minor(shape: Shape) -> tuple[int, ...]:
     if shape.layout is None or len(shape.layout.minor_to_major) != len(shape.dims):

@@ -228,17 +228,20 @@ def simplify(
 
 @cli.command()
 def lsp() -> None:
-    """Run the HLO language server on stdin/stdout (for an editor; needs hloidx[lsp]).
+    """Run the HLO language server on stdin/stdout (for an editor; needs the lsp extra).
 
     Diagnostics as you type, maps, statuses and costs on hover, definitions, references,
     outline, inlay hints and code lenses for .hlo, XLA dump .txt and StableHLO .mlir files.
-    The README's "Editors" section shows the setup for Neovim, Emacs and VS Code.
+    Install: pip install -e '.[lsp]' in hloidx's checkout. The README's section
+    "In the editor: hloidx lsp" shows the setup for Neovim, Emacs and VS Code.
     """
     try:
         from ..lsp.server import build_server
     except ImportError as error:
         click.echo(
-            f"error: hloidx lsp needs pygls 2: pip install 'hloidx[lsp]' ({error})", err=True
+            f"error: hloidx lsp needs pygls 2: pip install -e '.[lsp]' in hloidx's checkout"
+            f" ({error})",
+            err=True,
         )
         sys.exit(EXIT_BAD_INPUT)
     build_server().start_io()

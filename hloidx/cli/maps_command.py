@@ -21,6 +21,14 @@ from .options import (
     stdout_is_terminal,
 )
 
+# What each stage takes from a directory, for --help and the README.
+STAGE_HELP = (
+    "In a directory (an XLA dump): `before` takes the `*before_optimizations.txt` module"
+    " texts and StableHLO `*.mlir` (jax 0.12 also dumps `module_NNNN.<name>/module.mlir`),"
+    " `after` the `*after_optimizations.txt` texts, `all` both; `*.hlo` files are taken at"
+    " every stage."
+)
+
 
 @click.command()
 @click.argument("files", metavar="FILE...", nargs=-1, required=True)
@@ -94,7 +102,7 @@ from .options import (
     type=click.Choice(["before", "after", "all"]),
     default="all",
     show_default=True,
-    help="In an XLA dump directory: the modules before optimization, after, or both.",
+    help=STAGE_HELP,
 )
 @language_option
 @names_option
@@ -132,7 +140,8 @@ def maps(
     (fraction of its elements read at least once) and `reads` (reads per element).
 
     Several files, or a directory (an `--xla_dump_to` directory: its
-    `*before_optimizations.txt` and `*after_optimizations.txt` module texts, and any `*.hlo`),
+    `*before_optimizations.txt` and `*after_optimizations.txt` module texts, StableHLO
+    `*.mlir` and any `*.hlo`; `--stage` says which stage each takes),
     are analysed one by one (`--jobs N` in parallel) and reported per file, with a table of
     all files at the end; in JSON, one document with a `files` list.
 

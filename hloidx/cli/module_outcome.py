@@ -171,9 +171,9 @@ def _analyse_text(
     elif options.fmt == "html":
         from ..hlo.summary import summarize
         from ..pictures.html import report
-        from ..render.summary import add_estimates
+        from ..render.summary import add_estimates, loop_trip_count
 
-        summary = summarize(analysis)
+        summary = summarize(analysis, trip_counts=loop_trip_count)
         add_estimates(summary, module, "rtx-a6000", "reads")
         outcome.html = report(analysis, summary, options.spelling)
     else:

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from ..render.summary import add_coalescing, add_estimates, summary_lines
+from ..render.summary import add_coalescing, add_estimates, loop_trip_count, summary_lines
 from .options import global_options, language_option
 
 #: ``hloidx.hlo.summary.SORT_KEYS``, spelled out so that ``--help`` loads no analysis layer
@@ -70,19 +70,23 @@ def summary(
 ) -> None:
     """A triage table of an HLO module: which ops read how much of what, and how sure that is.
 
-    One row per instruction of the entry computation that reads memory (fusions, custom-calls,
-    collectives, ...); structurally equal instructions (the repeats of one layer: the same op,
-    shapes and attributes, called computations equal up to names, the same figures) share one
-    row with their count (`x32`; --no-group: a row each; JSON: `count`, `members`). `total
-    reads` is the element reads of all operands (reads per element times elements), the
-    default order. Per operand: its shape, `distinct` (fraction of its elements read at
-    least once), `reads` (reads per element; `~` marks an estimate), its status (exact,
-    over-approximation, unknown, never read), the number of distinct maps (`rt`: a runtime
-    variable is involved). A Triton fusion shows its block sizes. Then totals: instructions by
-    opcode, operands by status, simplification verdicts, and the ops without a rule with the
-    number of operands they leave UNDEFINED. With --device, a column says whether each fusion
-    operand's reads are coalesced on that GPU (see `hloidx coalescing`) and another its
-    estimated time (see `hloidx cost`); --sort time puts the slowest kernel first.
+    One row per instruction that reads memory (fusions, custom-calls, collectives, ...) in the
+    computations that run: the entry, loop bodies and conditions, conditional branches, called
+    computations; `in` says where a row lives and `runs` how often it runs per call of the entry
+    (a loop body: its trip count, `x?` unknown; `<=` behind a branch). Structurally equal
+    instructions (the repeats of one layer: the same op, shapes and attributes, called
+    computations equal up to names, the same figures) share one row with their count (`x32`;
+    --no-group: a row each; JSON: `count`, `members`). `total reads` is the element reads of all
+    operands over all runs (reads per element times elements times runs), the default order. Per
+    operand: its shape, `distinct` (fraction of its elements read at least once), `reads` (reads
+    per element; `~` marks an estimate), its status (exact, over-approximation, unknown, never
+    read), the number of distinct maps (`rt`: a runtime variable is involved). A Triton fusion
+    shows its block sizes. Then totals over every instruction of the module, each counted once
+    (fused ones included): instructions by opcode, operands by status, simplification verdicts,
+    and the ops without a rule with the number of operands they leave UNDEFINED. With --device,
+    a column says whether each fusion operand's reads are coalesced on that GPU (see `hloidx
+    coalescing`) and another its estimated time (see `hloidx cost`); --sort time puts the
+    slowest kernel first.
 
     \b
     Examples:
@@ -112,7 +116,12 @@ def summary(
         from ..caches import clear_caches
 
         clear_caches()
-        doc = summarize(analysis, "total" if sort == "time" else sort, group=not no_group)
+        doc = summarize(
+            analysis,
+            "total" if sort == "time" else sort,
+            group=not no_group,
+            trip_counts=loop_trip_count,
+        )
     if device is not None:
         add_coalescing(doc, module, device)
         add_estimates(doc, module, device, sort)

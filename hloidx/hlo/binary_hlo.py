@@ -32,7 +32,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 _BINARY_SUFFIXES = (".pb", ".pb.xz", ".pb.gz", ".hlopb", ".proto")
 #: what HLO or StableHLO text may start with (after blank space)
 _TEXT_STARTS = (b"HloModule", b"module", b"//", b"/*", b"#", b"ENTRY", b"%", b"func", b"{")
-INSTALL_HINT = "pip install 'hloidx[profile]'"
+INSTALL_HINT = "pip install -e '.[profile]'"
 
 
 class BinaryHloError(HloidxError):

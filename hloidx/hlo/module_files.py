@@ -22,13 +22,20 @@ STAGES = ("before", "after", "all")
 
 
 def dump_stage(name: str) -> str | None:
-    """``before`` or ``after`` for an XLA dump's module text, None for any other file."""
+    """``before`` or ``after`` for an XLA dump's module text, None for any other file.
+
+    XLA's texts and protos say their stage in their name; StableHLO (``*.mlir``, such as the
+    ``module_NNNN.<name>/module.mlir`` jax 0.12 dumps beside them) is what JAX hands XLA,
+    so it is before optimization. A ``*.hlo`` file's name does not say: None."""
     match = _DUMP_MODULE.search(name) or _DUMP_PROTO.search(name)
-    return match.group(1) if match else None
+    if match:
+        return match.group(1)
+    return "before" if name.endswith(".mlir") else None
 
 
 def is_module_file(name: str, stage: str = "all") -> bool:
-    if name.endswith((".hlo", ".mlir")):  # HLO text, or StableHLO (MLIR) text
+    """A module file of ``stage``: ``*.hlo`` at every stage, the others by ``dump_stage``."""
+    if name.endswith(".hlo"):  # HLO text whose stage its name does not say
         return True
     if _BINARY.search(name) and dump_stage(name) is None:  # binary HLO outside a dump
         return True

@@ -1,5 +1,7 @@
-"""The triage summary: one row per instruction of the entry computation that reads memory, and
-the totals an engineer reads first (as plain data; the CLI draws it, JSON prints it as is).
+"""The triage summary: one row per instruction that reads memory in the computations that run
+(the entry, loop bodies and conditions weighted by their trip counts, conditional branches,
+called computations: :mod:`.running`), and the totals an engineer reads first (as plain data;
+the CLI draws it, JSON prints it as is).
 
 A row gives, per operand, how much of it is read (distinct fraction, reads per element), how
 sure hloidx is (exact / over-approximation / unknown / never read), how many distinct maps
@@ -15,6 +17,7 @@ from typing import Any
 from .analysis import InstructionAnalysis, ModuleAnalysis
 from .ir import CALL_ATTRIBUTES, INDEXING_IRRELEVANT_ATTRIBUTES, Instruction, Shape
 from .report import SCHEMA_VERSION
+from .running import Place, TripCounts, running_computations
 from .sharing import structure_key
 
 #: ops that move no data of their own: parameters, constants, tuple plumbing, annotations
@@ -109,7 +112,7 @@ def _operand_row(op: Any, status: str) -> dict[str, Any]:
     }
 
 
-def _row(ins: InstructionAnalysis, statuses: dict[int, str]) -> dict[str, Any]:
+def _row(ins: InstructionAnalysis, statuses: dict[int, str], place: Place) -> dict[str, Any]:
     instr = ins.instruction
     assert instr is not None
     operands = [_operand_row(op, statuses[id(op)]) for op in ins.operands]
@@ -126,6 +129,7 @@ def _row(ins: InstructionAnalysis, statuses: dict[int, str]) -> dict[str, Any]:
         for o, op in zip(operands, instr.operands, strict=True)
         if o["reads"] is not None and op.shape.is_array and op.shape.rank > 0
     ]
+    per_run = sum(totals) if totals else None
     return {
         "name": ins.name,
         "opcode": ins.opcode,
@@ -136,7 +140,16 @@ def _row(ins: InstructionAnalysis, statuses: dict[int, str]) -> dict[str, Any]:
         "operands": operands,
         "max_reads": max(reads) if reads else None,
         "min_distinct": min(distinct) if distinct else None,
-        "total_reads": sum(totals) if totals else None,
+        # where it lives and how often it runs per run of the entry (None: unknown), and
+        # its element reads over all those runs (those of one run when the count is unknown)
+        "computation": place.computation.name,
+        "where": place.describe(),
+        "runs": place.runs,
+        "runs_at_most": place.at_most,
+        "total_reads_per_run": per_run,
+        "total_reads": per_run * place.runs
+        if per_run is not None and place.runs is not None
+        else per_run,
         "total_reads_estimate": any(
             o["utilization_kind"] in ("estimate", "upper_bound") for o in operands
         ),
@@ -180,7 +193,8 @@ def _group_key(
         for o in row["operands"]
     )
     # the shape as text: a string caches its hash, a Shape recomputes it
-    return (instr.opcode, row["shape"], attributes, called, figures)
+    where = (row["where"], row["runs"], row["runs_at_most"])
+    return (instr.opcode, row["shape"], attributes, called, figures, where)
 
 
 _CALLS = frozenset(CALL_ATTRIBUTES)
@@ -236,20 +250,34 @@ def _unknown_sources(ins: InstructionAnalysis) -> str | None:
     return f"custom-call {_kind(instr)}" if instr.opcode == "custom-call" else instr.opcode
 
 
-def summarize(analysis: ModuleAnalysis, sort: str = "total", group: bool = False) -> dict[str, Any]:
-    """The summary document of an analysis: rows over the entry computation's instructions
-    that read memory (those analysed), and totals over every analysed instruction.
+def summarize(
+    analysis: ModuleAnalysis,
+    sort: str = "total",
+    group: bool = False,
+    trip_counts: TripCounts | None = None,
+) -> dict[str, Any]:
+    """The summary document of an analysis: rows over the instructions that read memory in
+    the computations that run (the entry, loop bodies and conditions, branches, calls: each
+    row says where it lives, ``where``, and how often it runs, ``runs``, a loop's trip count
+    from ``trip_counts``, unknown without), and totals over every analysed instruction.
 
     With ``group`` (as ``hloidx summary`` does unless told ``--no-group``), structurally equal
     instructions (the repeats of one layer) share one row with their ``count`` and ``members``;
     ``total`` sorts by their element reads together. Without it every row is one instruction
     (``count`` 1), as the HTML report and the end of ``hloidx maps`` list them."""
+    module = next(
+        (
+            ins.instruction.computation.module
+            for ins in analysis.instructions
+            if ins.instruction is not None and ins.instruction.computation is not None
+        ),
+        None,
+    )
+    places = running_computations(module, trip_counts) if module is not None else {}
     entry = [
-        ins
+        (ins, places[id(ins.instruction.computation)])
         for ins in analysis.instructions
-        if ins.instruction is not None
-        and ins.instruction.computation is not None
-        and ins.instruction.computation.is_entry
+        if ins.instruction is not None and id(ins.instruction.computation) in places
     ]
     # each operand's status once: the rows and the totals both need it
     status_of: dict[int, str] = {}
@@ -272,11 +300,14 @@ def summarize(analysis: ModuleAnalysis, sort: str = "total", group: bool = False
             if source is not None:
                 unknown[source] += undefined
     rows = [
-        _row(ins, status_of) for ins in entry if ins.operands and ins.opcode not in NO_MEMORY_READ
+        _row(ins, status_of, place)
+        for ins, place in entry
+        if ins.operands and ins.opcode not in NO_MEMORY_READ
     ]
     instructions = len(rows)
     if group:
-        rows = group_rows(rows, {ins.name: ins.instruction for ins in entry})  # type: ignore[misc]
+        by_name = {ins.name: ins.instruction for ins, _ in entry}
+        rows = group_rows(rows, by_name)  # type: ignore[arg-type]
     _sort(rows, sort)
     opcodes = Counter(ins.opcode for ins in analysis.instructions)
     return {
@@ -285,6 +316,10 @@ def summarize(analysis: ModuleAnalysis, sort: str = "total", group: bool = False
         "sort": sort,
         "grouped": group,
         "row_instructions": instructions,
+        "computations": [
+            {"name": p.computation.name, "where": p.describe(), "runs": p.runs}
+            for p in places.values()
+        ],
         "rows": rows,
         "totals": {
             "instructions": len(analysis.instructions),

@@ -1,6 +1,6 @@
 """``hloidx lsp``: a language server for HLO text (``.hlo``, XLA's ``*.txt`` dumps) and
 StableHLO ``.mlir`` over stdio — diagnostics as you type, maps and costs on hover, definitions,
-references, outline, inlay hints and code lenses. Needs ``pip install 'hloidx[lsp]'``
+references, outline, inlay hints and code lenses. Needs ``pip install -e '.[lsp]'``
 (pygls 2, lsprotocol); :mod:`.index` and :mod:`.document` need neither.
 """
 

@@ -202,6 +202,8 @@ class _Checker:
     def run(self) -> Verdict:
         a, b = self.original, self.simplified
         if a == b:
+            if not a.is_undefined and _is_empty_box(a):
+                return Verdict("proved", detail="both maps are empty", vacuous=True)
             return Verdict("proved", detail="the maps are identical")
         if a.is_undefined or b.is_undefined:
             if a.is_undefined and b.is_undefined:
@@ -248,7 +250,7 @@ class _Checker:
         )
         # Maps of different shapes are still equal if both are empty.
         if self.is_certainly_empty(a) and self.is_certainly_empty(b):
-            return Verdict("proved", detail="both maps have empty domains")
+            return Verdict("proved", detail="both maps have empty domains", vacuous=True)
         return Verdict("refuted", detail=f"different numbers of {what}: {counts[0]} vs {counts[1]}")
 
     # -- empty domains -------------------------------------------------------
@@ -286,11 +288,11 @@ class _Checker:
 
     def compare_with_empty(self, a: IndexingMap, b: IndexingMap) -> Verdict:
         if _is_empty_box(a) and _is_empty_box(b):
-            return Verdict("proved", detail="both maps are empty")
+            return Verdict("proved", detail="both maps are empty", vacuous=True)
         other = b if _is_empty_box(a) else a
         which = "simplified" if other is b else "original"
         if self.is_certainly_empty(other):
-            return Verdict("proved", detail="both maps have empty domains")
+            return Verdict("proved", detail="both maps have empty domains", vacuous=True)
         try:
             point = self.find_feasible_point(other)
         except _Timeout:
@@ -307,7 +309,9 @@ class _Checker:
                 detail=f"the {which} map has a feasible point, the other map none",
             )
         if other.box_size() <= self.limit:
-            return Verdict("exhaustive", points=other.box_size(), detail="both maps are empty")
+            return Verdict(
+                "exhaustive", points=other.box_size(), detail="both maps are empty", vacuous=True
+            )
         return Verdict("sampled", points=self.samples, detail="no feasible point found")
 
     # -- pointwise comparison (same variables) -----------------------------------

@@ -16,6 +16,11 @@ from .expr import (
     Mod,
     Mul,
     Var,
+    VarKind,
+    add,
+    const,
+    mul,
+    replace_vars,
 )
 from .indexing_map import IndexingMap
 from .polynomial import (
@@ -60,6 +65,8 @@ class Verdict:
     points: int | None = None
     counterexample: dict[str, Any] | None = None
     detail: str = ""
+    #: both domains are empty: the maps agree because neither has a point (nothing more)
+    vacuous: bool = False
 
     @property
     def is_refuted(self) -> bool:
@@ -72,12 +79,17 @@ class Verdict:
 
     @property
     def label(self) -> str:
+        if self.vacuous:
+            return f"{self.kind}, vacuously: no point to compare (the domain is empty)"
         if self.kind in ("exhaustive", "sampled"):
             return f"{self.kind} ({self.points} points)"
         return self.kind
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "points": self.points, "counterexample": self.counterexample}
+        doc = {"kind": self.kind, "points": self.points, "counterexample": self.counterexample}
+        if self.vacuous:
+            doc["vacuous"] = True
+        return doc
 
 
 class _Prover:
@@ -177,11 +189,17 @@ def _prove(a: IndexingMap, b: IndexingMap, checker: _Checker) -> Verdict | None:
         da = _normalize_domain(a, atoms)
         db = _normalize_domain(b, atoms)
         if da is None and db is None:
-            return Verdict("proved", detail="both domains are empty")
+            return Verdict("proved", detail="both domains are empty", vacuous=True)
         if da is None or db is None or da.bounds != db.bounds or da.keys != db.keys:
             return None
         prover = _Prover(atoms, checker)
-        pairs = list(zip(a.results, b.results, strict=True))
+        # The feasible sets are the same, so an equality a's constraints pin holds at every
+        # point compared: the variable it pins can be replaced by its value on both sides.
+        pinned = _pinned_variables(a)
+        pairs = [
+            (replace_vars(x, pinned), replace_vars(y, pinned))
+            for x, y in zip(a.results, b.results, strict=True)
+        ]
         norm = _Normalizer(atoms, da.bounds, {})
         conditions = [(norm.poly(e), r) for e, r in da.constraints]
         if prover.equal(pairs, a, da.bounds, {}, conditions):
@@ -194,6 +212,35 @@ def _prove(a: IndexingMap, b: IndexingMap, checker: _Checker) -> Verdict | None:
     except (_Unprovable, RecursionError):
         return None
     return None
+
+
+_PIN_ORDER = {VarKind.RUNTIME: 0, VarKind.RANGE: 1, VarKind.DIM: 2}
+
+
+def _pinned_variables(m: IndexingMap) -> dict[Var, Expr]:
+    """Variables that the equality constraints of ``m`` pin (``d0 - rt0 in [0, 0]`` pins
+    ``rt0`` to ``d0``), each with its value in the other variables: a constraint
+    ``linear in [c, c]`` where a variable has coefficient 1 or -1 (a runtime variable
+    first, then a range variable, then a dimension). Valid at every feasible point."""
+    pinned: dict[Var, Expr] = {}
+    for expr, interval in m.constraints:
+        if interval.lower != interval.upper:
+            continue
+        coefficients = _linear_coefficients(replace_vars(expr, pinned))
+        if coefficients is None:
+            continue
+        units = [v for v, c in coefficients.items() if v is not None and c in (1, -1)]
+        if not units:
+            continue
+        var = min(units, key=lambda v: (_PIN_ORDER.get(v.kind, 3), v.index))
+        sign = coefficients[var]
+        # sign * var + rest = c, so var = sign * (c - rest)
+        terms = [const(sign * (interval.lower - coefficients.get(None, 0)))]
+        terms += [mul(v, const(-sign * c)) for v, c in coefficients.items() if v not in (None, var)]
+        value = add(*terms) if len(terms) > 1 else terms[0]
+        pinned = {v: replace_vars(e, {var: value}) for v, e in pinned.items()}
+        pinned[var] = value
+    return pinned
 
 
 def _prove_with_sympy(a: IndexingMap, b: IndexingMap, checker: _Checker) -> Verdict | None:

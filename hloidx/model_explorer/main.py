@@ -3,7 +3,7 @@
 Model Explorer imports ``<extension>.main`` and registers the classes defined here: an adapter
 that draws HLO text, XLA's dump files and StableHLO as graphs with each operand's indexing
 maps, and a node data provider that colours the nodes by hloidx's cost estimate or by operand
-utilization. Needs ``pip install 'hloidx[explorer]'`` (or ``-e '.[explorer]'`` from a clone).
+utilization. Needs ``pip install -e '.[explorer]'`` (from a clone).
 """
 
 from __future__ import annotations

@@ -122,7 +122,10 @@ class Analysis(Display):
     def summary(self, sort: str = "total", limit: int = 40, group: bool = True) -> Summary:
         """The triage table (``hloidx summary FILE --sort S --limit N``; ``group=False`` is
         ``--no-group``: a row per instruction instead of one per repeated structure) as data."""
-        return Summary(summarize(self.result, sort, group=group), limit)
+        from ..render.summary import loop_trip_count
+
+        doc = summarize(self.result, sort, group, loop_trip_count)
+        return Summary(doc, limit)
 
     def _entry_only(self) -> ModuleAnalysis:
         entry = [i for i in self._ordered if _is_entry(i)]
@@ -157,7 +160,7 @@ class Analysis(Display):
         ``instruction``, ``opcode``, ``operand`` (its name), ``shape``, ``status``,
         ``distinct`` and ``reads`` (utilization; NaN when unknown), ``maps`` (distinct
         output-to-input maps), ``verdicts`` (the simplifications' verdicts). Needs pandas
-        (``pip install 'hloidx[notebook]'``)."""
+        (``pip install -e '.[notebook]'``)."""
         from .frames import frame
 
         rows = [row for ins in self._ordered for row in operand_rows(ins)]

@@ -1,4 +1,4 @@
-"""DataFrames of results. pandas is an optional extra: ``pip install 'hloidx[notebook]'``."""
+"""DataFrames of results. pandas is an optional extra: ``pip install -e '.[notebook]'``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import HloidxError
 
-EXTRA = "pip install 'hloidx[notebook]'"
+EXTRA = "pip install -e '.[notebook]'"
 
 
 def pandas() -> Any:

@@ -38,7 +38,7 @@ def operand_picture(
     instr = ins.instruction
     shape_of = instr.operands[operand].shape if instr is not None else None
     if shape_of is None or not shape_of.is_array:
-        return None, ReadCounts(None, "unknown", "not an array operand")
+        return None, ReadCounts(None, "unknown", _not_an_array(instr, operand))
     shape = tuple(shape_of.dims)
     options = {} if budget is None else {"budget": budget}
     counts = read_counts(list(op.output_to_input), shape, **options)
@@ -59,6 +59,29 @@ def operand_picture(
         counts, shape, dims=dims, max_rows=max_rows, max_cols=max_cols, highlight=highlight
     )
     return pic, counts
+
+
+def _not_an_array(instr: Any, operand: int) -> str:
+    """Why an operand has no picture when it is not an array, and what to show instead."""
+    if instr is None:
+        return "the instruction was not analysed"
+    source = instr.operands[operand]
+    shape = source.shape
+    if not shape.is_tuple:
+        return f"operand {operand} is a {shape} value, which holds no elements to draw"
+    readers = [
+        user.name
+        for user in (source.computation.instructions if source.computation else [])
+        if user.opcode == "get-tuple-element" and user.operands and user.operands[0] is source
+    ]
+    text = (
+        f"operand {operand} is a tuple of {len(shape.tuple_shapes or ())} elements, not an "
+        "array: a picture draws the elements of one array (a tuple's elements are arrays of "
+        "different shapes); show an instruction that reads one of its arrays"
+    )
+    if readers:
+        text += f", such as {', '.join(readers[:4])}" + (", ..." if len(readers) > 4 else "")
+    return text
 
 
 __all__ = ["Picture", "ReadCounts", "operand_picture", "picture", "read_counts"]

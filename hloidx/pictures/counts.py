@@ -2,9 +2,11 @@
 
 The count of an element is the number of (map, domain point) pairs whose result is that
 element: the same reads that ``utilization`` averages (so the counts sum to ``reads`` times the
-operand's size). A domain is enumerated only up to a budget; beyond it the counts come from a
-sample of domain points, scaled, and say so. Runtime variables are fixed at their lower bound,
-as utilization does (an estimate, labelled so). An UNDEFINED map gives no counts at all.
+operand's size). A domain is enumerated only up to a budget; beyond it a map whose variables
+separate into small independent groups is still counted exactly (:mod:`.separable`), and any
+other map's counts come from a sample of domain points, scaled, and say so. Runtime variables
+are fixed at their lower bound, as utilization does (an estimate, labelled so). An UNDEFINED
+map gives no counts at all.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..maps.domain import evaluate_results
 from ..maps.expr import Const, Var, VarKind
 from ..maps.indexing_map import IndexingMap
 from ..maps.interval import Interval
+from .separable import separable_counts
 
 #: domain points enumerated exactly per map; beyond, sampled
 ENUMERATION_BUDGET = 2_000_000
@@ -83,6 +86,9 @@ def read_counts(
             notes.append("runtime variables at their lower bounds")
         if m.box_size() <= budget:
             chunks, weight = _box_chunks(m), 1.0
+        elif (exact := separable_counts(m, shape, budget)) is not None:
+            counts += exact
+            continue
         else:
             columns, n, weight = _sample(m, seed)
             chunks = iter([(columns, n)])

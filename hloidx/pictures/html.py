@@ -17,7 +17,7 @@ PICTURE_BUDGET = 200_000
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
-code, pre, td.mono { font-family: ui-monospace, monospace; font-size: 12px; }
+code, pre, #summary td { font-family: ui-monospace, monospace; font-size: 12px; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
 th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; }
 th { background: #f0f0f0; cursor: pointer; user-select: none; }
@@ -48,6 +48,61 @@ document.querySelectorAll("table.sortable th").forEach(function (th, column) {
     rows.forEach(function (r) { body.appendChild(r); });
   });
 });
+// A picture's cells are written compactly (data-cells, run-length) and drawn here when the
+// picture comes into view: the page stays small however many pictures it holds.
+function drawCells(svg) {
+  var spec = svg.getAttribute("data-cells");
+  if (spec === null) { return; }
+  svg.removeAttribute("data-cells");
+  var ns = "http://www.w3.org/2000/svg", counts = [];
+  spec.split(",").forEach(function (run) {
+    var part = run.split("*"), value = parseFloat(part[0]);
+    var n = part.length > 1 ? parseInt(part[1], 10) : 1;
+    for (var i = 0; i < n; i++) { counts.push(value); }
+  });
+  function ints(name) { return svg.getAttribute(name).split(",").map(Number); }
+  var grid = ints("data-grid"), cells = ints("data-cell-grid"), block = ints("data-block");
+  var edges = ints("data-edges"), origin = ints("data-origin");
+  var palette = svg.getAttribute("data-palette").split(",");
+  function level(count) {
+    if (count <= 0) { return 0; }
+    for (var k = 1; k < edges.length; k++) { if (count <= edges[k] + 1e-9) { return k; } }
+    return edges.length - 1;
+  }
+  function span(a, b) { return a === b ? String(a) : a + "-" + b; }
+  var group = document.createElementNS(ns, "g");
+  for (var r = 0; r < cells[0]; r++) {
+    for (var c = 0; c < cells[1]; c++) {
+      var count = counts[r * cells[1] + c];
+      var r0 = r * block[0], r1 = Math.min(r0 + block[0], grid[0]) - 1;
+      var c0 = c * block[1], c1 = Math.min(c0 + block[1], grid[1]) - 1;
+      var index = span(r0, r1) + "," + span(c0, c1);
+      var rect = document.createElementNS(ns, "rect");
+      rect.setAttribute("x", origin[0] + c * 14); rect.setAttribute("y", origin[1] + r * 14);
+      rect.setAttribute("width", 14); rect.setAttribute("height", 14);
+      rect.setAttribute("fill", palette[Math.min(level(count), palette.length - 1)]);
+      rect.setAttribute("stroke", "#cccccc"); rect.setAttribute("stroke-width", "0.5");
+      rect.setAttribute("data-index", index); rect.setAttribute("data-count", count);
+      var title = document.createElementNS(ns, "title");
+      title.textContent = "[" + index + "] read " + count + "\u00d7";
+      rect.appendChild(title);
+      group.appendChild(rect);
+    }
+  }
+  var mark = svg.querySelector(".sampled-mark");
+  svg.insertBefore(group, mark || null);
+}
+var lazy = document.querySelectorAll("svg[data-cells]");
+if ("IntersectionObserver" in window) {
+  var observer = new IntersectionObserver(function (entries) {
+    entries.forEach(function (entry) {
+      if (entry.isIntersecting) { drawCells(entry.target); observer.unobserve(entry.target); }
+    });
+  });
+  lazy.forEach(function (svg) { observer.observe(svg); });
+} else {
+  lazy.forEach(drawCells);
+}
 """
 
 
@@ -64,12 +119,15 @@ def report(analysis: Any, summary: dict[str, Any], spelling: str = "floordiv") -
         "<h2>Summary</h2>",
         _summary_table(summary),
         "<h2>Instructions</h2>",
+        f'<p class="note">The first {MAX_PICTURES} operands have a picture (drawn when it '
+        "comes into view); <code>hloidx show FILE --instruction NAME --operand N</code> "
+        "draws any other.</p>",
     ]
     pictures = 0
     for ins in analysis.instructions:
         if not ins.operands:
             continue
-        section, drawn = instruction_section(ins, spelling, MAX_PICTURES - pictures)
+        section, drawn = instruction_section(ins, spelling, MAX_PICTURES - pictures, lazy=True)
         parts.extend(section)
         pictures += drawn
     parts.append(f"<script>{_SCRIPT}</script></body></html>")
@@ -77,11 +135,12 @@ def report(analysis: Any, summary: dict[str, Any], spelling: str = "floordiv") -
 
 
 def instruction_section(
-    ins: Any, spelling: str = "floordiv", pictures_left: int = MAX_PICTURES
+    ins: Any, spelling: str = "floordiv", pictures_left: int = MAX_PICTURES, lazy: bool = False
 ) -> tuple[list[str], int]:
     """The HTML of one analysed instruction (its maps, verdicts, utilization and, while
     ``pictures_left``, each operand's picture as inline SVG), and the number of pictures drawn.
-    The report shows each instruction so; a notebook shows one instruction so."""
+    The report shows each instruction so (``lazy``: the cells drawn by its script, see
+    ``svg``); a notebook shows one instruction so, every cell written out."""
     from ..hlo.report import format_map, verdict_label
 
     parts: list[str] = []
@@ -114,17 +173,18 @@ def instruction_section(
                 parts.append(escape(f"{label}: {format_map(m, spelling)}{tail}") + "\n")
         parts.append("</pre>")
         if pictures >= pictures_left:
-            parts.append(
-                f'<p class="note">picture left out: a page holds {MAX_PICTURES}; '
-                f"<code>hloidx show FILE --instruction {escape(ins.name)} --operand {k}</code>"
-                " draws it</p>"
-            )
+            if not lazy:  # the report says it once, above its instructions
+                parts.append(
+                    f'<p class="note">picture left out: a page holds {MAX_PICTURES}; '
+                    f"<code>hloidx show FILE --instruction {escape(ins.name)} --operand {k}"
+                    "</code> draws it</p>"
+                )
         else:
             pic, counts = operand_picture(ins, k, budget=PICTURE_BUDGET, max_cols=48)
             if pic is None:
                 parts.append(f'<p class="note">no picture: {escape(counts.note)}</p>')
             else:
-                parts.append(svg(pic))
+                parts.append(svg(pic, lazy=lazy))
                 pictures += 1
         parts.append("</div>")
     parts.append("</section>")
@@ -155,7 +215,7 @@ def _summary_table(summary: dict[str, Any]) -> str:
             ]
             rows.append(
                 "<tr>"
-                + "".join(f'<td class="mono"{_value(v)}>{escape(str(t))}</td>' for t, v in cells)
+                + "".join(f"<td{_value(v)}>{escape(str(t))}</td>" for t, v in cells)
                 + "</tr>"
             )
     head = "".join(f"<th>{escape(h)}</th>" for h in header)

@@ -15,7 +15,10 @@ CELL = 14
 _SMALL = 'font-family="monospace" font-size="10"'
 
 
-def svg(pic: Picture, title: str = "") -> str:
+def svg(pic: Picture, title: str = "", lazy: bool = False) -> str:
+    """The picture as SVG. ``lazy`` (the HTML report) writes the cells' counts compactly in
+    ``data-cells`` (run-length: ``4*96,0,2``) instead of a ``rect`` each; the report's script
+    draws them when the picture scrolls into view, so a page of many pictures stays small."""
     edges = buckets(pic.max_count)
     n_rows = len(pic.cells)
     n_cols = len(pic.cells[0]) if pic.cells else 0
@@ -29,7 +32,9 @@ def svg(pic: Picture, title: str = "") -> str:
         f'viewBox="0 0 {width} {height}" class="hloidx-picture" data-kind="{pic.kind}" '
         f'data-shape="{",".join(map(str, pic.shape))}" data-rows-dim="{pic.dims[0]}" '
         f'data-cols-dim="{pic.dims[1]}" data-block="{pic.block[0]},{pic.block[1]}" '
-        f'data-aggregation="{escape(pic.aggregation or "none")}">'
+        f'data-aggregation="{escape(pic.aggregation or "none")}"'
+        + (_lazy_attributes(pic, edges, left, top) if lazy else "")
+        + ">"
     ]
     if title:
         out.append(
@@ -40,7 +45,7 @@ def svg(pic: Picture, title: str = "") -> str:
             f'<text x="4" y="{top + 10}" font-family="monospace" font-size="9">'
             f"d{pic.dims[0]}</text>"
         )
-    for row in pic.cells:
+    for row in [] if lazy else pic.cells:
         for cell in row:
             k = level(cell.count, edges)
             x = left + (cell.cols[0] // pic.block[1]) * CELL
@@ -57,6 +62,15 @@ def svg(pic: Picture, title: str = "") -> str:
                 f' data-total="{cell.total:g}"{block}>'
                 f"<title>[{cell.index}] read {count}×</title></rect>"
             )
+    if pic.kind == "sampled" and n_rows and n_cols:
+        # across the cells, not only in the caption: a sampled picture's texture is noise
+        mid = top + n_rows * CELL // 2
+        out.append(
+            f'<g class="sampled-mark"><rect x="{left}" y="{mid - 9}" width="{n_cols * CELL}" '
+            f'height="14" fill="#ffffff" opacity="0.85"/>'
+            f'<text x="{left + 4}" y="{mid + 2}" {_SMALL} font-weight="bold" fill="#b30000">'
+            "SAMPLED: estimated counts, not exact</text></g>"
+        )
     # the legend: one swatch per level, with the largest count it stands for
     whole_steps = all(float(e).is_integer() for e in edges) and edges == [
         float(k) for k in range(len(edges))
@@ -79,3 +93,30 @@ def svg(pic: Picture, title: str = "") -> str:
         out.append(f'<text x="4" y="{y}" {_SMALL}>{escape(pic.kind)}: {escape(pic.note)}</text>')
     out.append("</svg>")
     return "\n".join(line for line in out if line)
+
+
+def _lazy_attributes(pic: Picture, edges: list[float], left: int, top: int) -> str:
+    """What the report's script needs to draw the cells: their counts run-length encoded, the
+    grid's size in elements and cells, the colour levels' edges and the palette."""
+    flat = [cell.count for row in pic.cells for cell in row]
+    runs: list[str] = []
+    k = 0
+    while k < len(flat):
+        n = 1
+        while k + n < len(flat) and flat[k + n] == flat[k]:
+            n += 1
+        runs.append(_number(flat[k]) + (f"*{n}" if n > 1 else ""))
+        k += n
+    last = pic.cells[-1][-1] if pic.cells and pic.cells[-1] else None
+    grid = f"{last.rows[1] + 1},{last.cols[1] + 1}" if last else "0,0"
+    cells = f"{len(pic.cells)},{len(pic.cells[0]) if pic.cells else 0}"
+    return (
+        f' data-cells="{",".join(runs)}" data-grid="{grid}" data-cell-grid="{cells}"'
+        f' data-edges="{",".join(_number(e) for e in edges)}" data-origin="{left},{top}"'
+        f' data-palette="{",".join(PALETTE)}"'
+    )
+
+
+def _number(value: float) -> str:
+    """A count as short text that reads back to the same float."""
+    return str(int(value)) if float(value).is_integer() else repr(value)

@@ -34,7 +34,7 @@ __all__ = [
     "warmup_count",
 ]
 
-INSTALL = "reading profiles needs the optional extra: pip install 'hloidx[profile]'"
+INSTALL = "reading profiles needs the optional extra: pip install -e '.[profile]'"
 
 
 def _kind(path: str) -> str:

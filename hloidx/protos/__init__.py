@@ -2,4 +2,4 @@
 beside them (see PROVENANCE.md): ``hlo_pb2`` (``HloProto``, ``HloModuleProto``, ...),
 ``xla_data_pb2`` (shapes, literals, dimension numbers, ...) and ``xplane_pb2`` (the profiler's
 ``XSpace``). They need the ``protobuf`` package, the ``profile`` extra
-(``pip install 'hloidx[profile]'``); nothing here is imported until a caller asks for it."""
+(``pip install -e '.[profile]'``); nothing here is imported until a caller asks for it."""

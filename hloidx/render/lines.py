@@ -375,11 +375,12 @@ def maps_text_lines(
     module_lines(buffer, analysis, spelling, hide_trivial=hide_trivial)
     if not filtered:
         from ..hlo.summary import summarize
-        from .summary import summary_lines
+        from .summary import loop_trip_count, summary_lines
 
         # the triage table last, where a long scroll ends (`hloidx summary` alone)
         buffer.print(Line())
-        for text in summary_lines(summarize(analysis), 20):
+        doc = summarize(analysis, trip_counts=loop_trip_count)
+        for text in summary_lines(doc, 20):
             buffer.print(Line(text))
     if trees is not None:
         tree_lines(buffer, trees)

@@ -17,6 +17,12 @@ _COLOURS = [
 
 _RAMP = " .:-=+*#"
 
+#: what a picture from sampled counts says above its cells (and the SVG across them)
+SAMPLED_WARNING = (
+    "SAMPLED, not exact: counts scaled from a sample of domain points; "
+    "differences between cells may be sampling noise"
+)
+
 
 def picture_document(name: str, operand: int, op: Any, pic: Any) -> dict[str, Any]:
     """``hloidx show ... --format json``: the picture's cells and what they count."""
@@ -52,6 +58,9 @@ def picture_lines(
 
     edges = buckets(pic.max_count)
     lines = [Text(title, style="bold")]
+    if pic.kind == "sampled":
+        # said before the cells, where the eye lands: a sampled picture's texture is noise
+        lines.append(Text("  " + SAMPLED_WARNING, style="bold yellow"))
     for row in pic.cells:
         line = Text("  ")
         for cell in row:
@@ -71,6 +80,10 @@ def picture_lines(
         else:
             legend.append("  ", style=f"on {_COLOURS[min(k, len(_COLOURS) - 1)]}")
             legend.append(f" {label}  ")
+    values = {cell.count for row in pic.cells for cell in row}
+    if len(values) == 1 and pic.max_count > 0:
+        # one count everywhere: say it, rather than a scale of levels no cell uses
+        legend.append(f"(every cell {pic.max_count:,.6g})")
     lines.append(legend)
     if any(c.highlight for row in pic.cells for c in row):
         lines.append(Text("  " + ("XX" if plain else "◆") + f" read by {marked}"))

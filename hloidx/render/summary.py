@@ -28,15 +28,14 @@ def _compact(value: float | None, estimate: bool = False) -> str:
 def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
     """The summary as plain lines (the text form: one pass, written once)."""
     rows = doc["rows"] if limit <= 0 else doc["rows"][:limit]
-    grouped = ""
-    if doc.get("grouped"):
-        instructions = doc.get("row_instructions", len(doc["rows"]))
-        grouped = f", {plural(len(doc['rows']), 'row')} for {plural(instructions, 'instruction')}"
-    lines = [f"summary of {doc['module']} (entry computation, sorted by {doc['sort']}{grouped})"]
+    lines = [f"summary of {doc['module']} (sorted by {doc['sort']})"]
+    lines.append(_scope_line(doc))
+    placed = any(row.get("where", "entry") != "entry" for row in doc["rows"])
     counted = any(row.get("count", 1) > 1 for row in rows)
     header: tuple[str, ...] = (
         "instruction",
         *(("count",) if counted else ()),
+        *(("runs", "in") if placed else ()),
         "total reads",
         "op / kind",
         "shape",
@@ -61,6 +60,8 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
                 (
                     row["name"] if first else "",
                     *(((f"x{count}" if count > 1 and first else ""),) if counted else ()),
+                    *((_runs_cell(row), row.get("where", "")) if placed and first else ()),
+                    *(("", "") if placed and not first else ()),
                     _compact(row.get("total_reads"), row.get("total_reads_estimate", False))
                     if first
                     else "",
@@ -82,7 +83,10 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
         lines.append(f"... {len(doc['rows']) - limit} more rows (--limit 0 shows every row)")
     totals = doc["totals"]
     n = totals["instructions"]
-    lines.append(f"totals over {plural(n, 'instruction')}:")
+    lines.append(
+        f"totals over all {plural(n, 'instruction')} of the module, each counted once (fused "
+        "computations, loop bodies and the rest included):"
+    )
     by_opcode = ", ".join(f"{k} {v}" for k, v in totals["by_opcode"].items())
     lines.append(f"  by opcode: {by_opcode}")
     statuses = ", ".join(f"{k} {v}" for k, v in totals["operands_by_status"].items())
@@ -98,6 +102,64 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
     else:
         lines.append("  without a rule: none")
     return lines
+
+
+def loop_trip_count(loop: Any) -> int | None:
+    """A while loop's trip count as ``hloidx cost`` counts it (None: unknown), for
+    ``summarize(trip_counts=...)``; the cost layer is imported only for a module with a loop."""
+    from ..perf.trip_count import trip_count
+
+    return trip_count(loop).value
+
+
+def _scope_line(doc: dict[str, Any]) -> str:
+    """What the rows are, in words: which instructions, from which computations, grouped how."""
+    rows, instructions = len(doc["rows"]), doc.get("row_instructions", len(doc["rows"]))
+    kinds = _computation_kinds(doc.get("computations", []))
+    verb = "reads" if instructions == 1 else "read"
+    text = f"rows: the {plural(instructions, 'instruction')} that {verb} memory in {kinds}"
+    if doc.get("grouped") and rows != instructions:
+        text += (
+            f", in {plural(rows, 'row')}: structurally equal instructions share a row (count xN)"
+        )
+    if any(row.get("where", "entry") != "entry" for row in doc["rows"]):
+        text += "; `runs` is how often each runs per call of the entry, `total reads` over all"
+        text += " of those runs"
+    return text
+
+
+def _computation_kinds(computations: list[dict[str, Any]]) -> str:
+    """``the entry computation, 1 loop body and 1 loop condition``."""
+    counts = {"loop body": 0, "loop condition": 0, "conditional branch": 0, "called computation": 0}
+    for comp in computations:
+        where = comp["where"]
+        if where.startswith("body of"):
+            counts["loop body"] += 1
+        elif where.startswith("condition of"):
+            counts["loop condition"] += 1
+        elif "branch" in where:
+            counts["conditional branch"] += 1
+        elif where.startswith("called by"):
+            counts["called computation"] += 1
+    parts = ["the entry computation"] + [
+        plural(
+            n,
+            kind,
+            {"loop body": "loop bodies", "conditional branch": "conditional branches"}.get(kind),
+        )
+        for kind, n in counts.items()
+        if n
+    ]
+    if len(parts) == 1:
+        return parts[0]
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _runs_cell(row: dict[str, Any]) -> str:
+    runs = row.get("runs", 1)
+    if runs is None:
+        return "x?"
+    return f"{'<=' if row.get('runs_at_most') else ''}x{runs:,}"
 
 
 def _time_cell(row: dict[str, Any]) -> str:

@@ -28,7 +28,11 @@ COLOURS = {
     "call": "#b07aa1",
     "conditional": "#76b7b2",
     "merged": "#7f9cc0",
+    "repeat": "#8fbf85",
 }
+#: slices the drawing of every trip may add; beyond, the trips after the first are one
+#: "repeat" slice each (still no gap: the bar shows where every trip runs)
+MAX_TRIP_SLICES = 20_000
 LANES = ("compute", "communication")
 
 
@@ -73,6 +77,55 @@ def _span(first: Slice, last: Slice) -> Slice:
     return Slice(first.name, first.lane, first.start_ns, last.end_ns, "merged", {}, first.depth)
 
 
+def every_trip(slices: list[Slice]) -> list[Slice]:
+    """``slices`` with every trip of each loop drawn: the step model keeps one trip's slices
+    under a loop (its condition and body, then the last condition run); the later trips are
+    copies of the first, shifted by the iteration time. Past ``MAX_TRIP_SLICES`` a loop's
+    later trips are one ``repeat`` slice (marked with the trip count) instead."""
+    out = list(slices)
+    budget = MAX_TRIP_SLICES
+    k = 0
+    while k < len(out):  # copies of an outer loop's body include its inner loops: seen later
+        loop = out[k]
+        k += 1
+        trips, iteration = loop.args.get("counted_trips"), loop.args.get("iteration_ns")
+        if loop.kind != "loop" or not trips or not iteration or trips < 2:
+            continue
+        first_end = loop.start_ns + iteration + 1e-3
+        first = [
+            s
+            for s in out
+            if s.depth > loop.depth and loop.start_ns - 1e-9 <= s.start_ns and s.end_ns <= first_end
+        ]
+        # the condition's last run, after the last trip: the condition's slices again
+        last_cond = (loop.end_ns - loop.start_ns) - trips * iteration
+        # (iteration_ns is rounded to a thousandth of a ns: allow for it, once per trip)
+        slack = 1e-3 * (trips + 1)
+        cond = [s for s in first if s.end_ns <= loop.start_ns + last_cond + slack]
+        needed = len(first) * (trips - 1) + len(cond)
+        if needed > budget:
+            from ..perf.step import Slice
+
+            out.append(
+                Slice(
+                    f"{loop.name}: trips 2 to {trips}, each like the first",
+                    loop.lane,
+                    loop.start_ns + iteration,
+                    loop.start_ns + trips * iteration,
+                    "repeat",
+                    {"trips": trips - 1},
+                    loop.depth + 1,
+                )
+            )
+            copies = [s.shifted(trips * iteration) for s in cond]
+        else:
+            copies = [s.shifted(t * iteration) for t in range(1, trips) for s in first]
+            copies += [s.shifted(trips * iteration) for s in cond]
+        budget -= len(copies)
+        out.extend(copies)
+    return out
+
+
 def _lanes(
     parts: list[str],
     slices: list[Slice],
@@ -113,6 +166,11 @@ def _lanes(
                     f'height="{LANE_HEIGHT - 2 * inset}" fill="{fill}" stroke="{colour}" '
                     f'stroke-width="0.5"><title>{escape(tip)}</title></rect>'
                 )
+                if s.kind == "repeat" and w >= 40:
+                    parts.append(
+                        f'<text x="{x + 3:.2f}" y="{y + LANE_HEIGHT / 2 + 4:.0f}" '
+                        f'font-size="11">x{s.args["trips"]} more trips</text>'
+                    )
                 if n == 1 and depth == 0 and w >= 7 * len(s.name) and s.kind != "loop":
                     parts.append(
                         f'<text x="{x + 3:.2f}" y="{y + LANE_HEIGHT / 2 + 4:.0f}" '
@@ -121,8 +179,10 @@ def _lanes(
 
 
 def timeline_svg(step: StepResult, tooltip: Callable[[Slice], str] | None = None) -> str:
-    """The Gantt chart of ``step``; ``tooltip(slice)`` gives a slice's row text."""
-    total = max(step.time_ns, max((s.end_ns for s in step.slices), default=0.0), 1.0)
+    """The Gantt chart of ``step``; ``tooltip(slice)`` gives a slice's row text. Every trip of
+    a loop is drawn (:func:`every_trip`)."""
+    slices = every_trip(step.slices)
+    total = max(step.time_ns, max((s.end_ns for s in slices), default=0.0), 1.0)
     span_px = WIDTH - PAD_LEFT - PAD_RIGHT
     scale = span_px / total
     height = TOP + len(LANES) * (LANE_HEIGHT + LANE_GAP) + 30
@@ -134,7 +194,7 @@ def timeline_svg(step: StepResult, tooltip: Callable[[Slice], str] | None = None
         f"compute {_fmt(step.compute_ns)}, exposed communication {_fmt(step.exposed_ns)}; "
         f"order: {'XLA schedule' if step.scheduled else 'the text (not scheduled)'}</text>",
     ]
-    _lanes(parts, list(step.slices), LANES, scale, tooltip)
+    _lanes(parts, slices, LANES, scale, tooltip)
     _axis(parts, total, scale, len(LANES))
     parts.append("</svg>")
     return "\n".join(parts)

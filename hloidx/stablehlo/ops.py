@@ -62,6 +62,12 @@ def lower_op(lowering: Lowering, scope: Scope, stmt: Stmt) -> None:
         from .op_forms import _top_k
 
         _top_k(lowering, scope, stmt, op)
+    elif op.name == "sdy.sharding_constraint":
+        # Shardy's annotation, an identity: XLA exports it as its `Sharding` custom-call
+        _simple(lowering, scope, stmt, op, "custom-call", 'custom_call_target="Sharding"')
+    elif dialect == "chlo" and short == "erf_inv":
+        # XLA expands it into elementwise ops on x alone: a custom-call with the same reads
+        _simple(lowering, scope, stmt, op, "custom-call", 'custom_call_target="chlo.erf_inv"')
     elif dialect == "chlo" and short in _CHLO_ELEMENTWISE:
         # chlo ops XLA converts to one elementwise HLO op; any other chlo op is UNDEFINED
         if short == "square":  # x * x

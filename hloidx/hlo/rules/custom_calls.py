@@ -137,6 +137,20 @@ for _name in ("Sharding", "MoveToHost", "MoveToDevice", "annotate_device_placeme
     register_custom_call(_name, _annotation)
 
 
+def _unary_elementwise(instr: Instruction) -> Instruction:
+    """A function of each element alone (``chlo.erf_inv``): the reads of any unary
+    elementwise op, written as a copy."""
+    if not instr.shape.is_array or len(instr.operands) != 1:
+        raise unsupported(instr, "an elementwise function takes one array")
+    if operand_shape(instr, 0).dims != instr.shape.dims:
+        raise unsupported(instr, "an elementwise function keeps its operand's shape")
+    return _plain(instr, "copy", {}, 1)
+
+
+# StableHLO's chlo.erf_inv, which XLA expands into elementwise ops on x alone
+register_custom_call("chlo.erf_inv", _unary_elementwise)
+
+
 #: targets that compute a plain op's whole (tuple) result, not a result and a workspace
 _WHOLE_RESULT = {"TopK": "topk"}  # XLA's TopK custom-call: (values, indices) per row
 
