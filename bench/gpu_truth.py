@@ -92,7 +92,8 @@ def _dump_file(dump: Path, before: set[Path], module: str) -> Path | None:
     new = [
         p
         for p in dump.glob(f"module_*.{module}.*after_optimizations.txt")
-        if p not in before and re.fullmatch(rf"module_\d+\.{re.escape(module)}\.\w*", p.stem)
+        if p not in before
+        and re.fullmatch(rf"module_\d+\.{re.escape(module)}\.[\w.]*after_optimizations", p.stem)
     ]
     return max(new, key=lambda p: p.name) if new else None
 

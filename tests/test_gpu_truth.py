@@ -134,3 +134,19 @@ def test_a_gpu_profile_joins_and_the_figures_follow_their_definitions(tmp_path) 
     table = gpu_truth.table({"tw003": result}, gpu_truth.totals({"tw003": result}, rows))
     assert "| tw003 | hloidx | 4 / 4 |" in table
     assert "| all programs | xla | 4 / 4 |" in table
+
+
+def test_the_dump_file_of_a_module_as_xla_gpu_names_it(tmp_path) -> None:
+    """XLA:GPU writes ``module_NNNN.<name>.<target>_gpu_after_optimizations.txt`` (sm_8.0,
+    gfx942: a dot inside the target), and other files beside it."""
+    gpu_truth = _bench()
+    for name in (
+        "module_0004.jit_scan.sm_8.0_gpu_after_optimizations.txt",
+        "module_0004.jit_scan.sm_8.0_gpu_after_optimizations-buffer-assignment.txt",
+        "module_0004.jit_scan.before_optimizations.txt",
+        "module_0005.jit_scan2.gfx942_gpu_after_optimizations.txt",
+    ):
+        (tmp_path / name).write_text("")
+    found = gpu_truth._dump_file(tmp_path, set(), "jit_scan")
+    assert found.name == "module_0004.jit_scan.sm_8.0_gpu_after_optimizations.txt"
+    assert gpu_truth._dump_file(tmp_path, {found}, "jit_scan") is None
