@@ -389,6 +389,11 @@ def run_all(args: argparse.Namespace, out: Path, kept: bool) -> int:
             f"{args.steps} profiled steps each after {args.warmup_steps} warm-up steps; "
             f"{where}\n"
         )
+        if args.dry_run:
+            print(
+                "dry run: the modules are XLA:CPU's (its fusions, not a GPU's), estimated as if "
+                "they ran on a GPU; nothing here was measured on a GPU\n"
+            )
         print(table(results, overall))
         joined = sum(overall[m]["joined"] for m in MODELS)
         print(
