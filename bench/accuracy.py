@@ -155,6 +155,115 @@ def run(
     return results, measured["step_ms_mean"]
 
 
+XPLANE = ROOT / "tests" / "data" / "measured" / "xplane"
+#: the AMD profiles (JAX profiler files that carry their HLO): name, file, what ran
+PROFILES = (
+    ("mi300x tw003", XPLANE / "tw003.xplane.pb", "MI300X, 3-D convolution, 4 kernels"),
+    ("mi355x 934987a2fc2f", XPLANE / "934987a2fc2f.xplane.pb", "MI355X, TE fused attention"),
+)
+
+
+def profile_rows(report: CostReport) -> list[tuple[str, str, AccuracyRow]]:
+    """(name, kind, row) of every kernel row a profile's times were joined onto."""
+    join = report.measured
+    out = []
+    for k in report.kernels:
+        op = join.rows.get(k.name)
+        if op is None:
+            continue
+        kind = k.emitter.split(":")[0].split(" (")[0]
+        rng = getattr(k, "exec_time_range_ns", None)
+        row = AccuracyRow(k.exec_time_ns, op.mean_ns, False, op.per_step, rng)
+        out.append((k.name, kind, row))
+    return out
+
+
+def run_profile(path: Path, models: tuple[str, ...] = ("hloidx", "xla")) -> dict:
+    """Both models on an xplane profile's own HLO and GPU. The step is compared like with
+    like: the measured GPU span of an execution holds the host's idle time between kernels
+    (most of tw003's), so beside it stands the measured busy time, the sum of its kernels'
+    times per step plus the model's own gap per launch, against the estimated step."""
+    from hloidx.perf.calibration import launch_gap
+    from hloidx.perf.measured_source import attach, module_of, profile_device
+    from hloidx.profiles import read_profile
+
+    profile = read_profile(str(path))
+    module, program = module_of(profile)
+    device = profile_device(profile)
+    results = {}
+    for model in models:
+        report = estimate_module(module, device, model)
+        attach(report, module, profile, program)
+        rows = profile_rows(report)
+        assert report.step is not None
+        launches = sum(r.launches for _, _, r in rows)
+        busy = sum(r.measured_ns * r.launches for _, _, r in rows)
+        gap = launch_gap(device).value if model == "hloidx" else 1000.0
+        results[model] = {
+            "report": report,
+            "rows": rows,
+            "accuracy": accuracy(r for _, _, r in rows),
+            "step_ms": report.step.time_ns / 1e6,
+            "span_ms": program.step_ns / 1e6,
+            "busy_ms": (busy + gap * launches) / 1e6,
+        }
+    return results
+
+
+def matrix_core_efficiency(results: dict) -> str:
+    """The 'matrix-core' GEMM efficiency: the median achieved share of the dense peak over the
+    profile's GEMMs (library rows timed as a matrix-unit roofline; not the attention calls)
+    whose roofline is compute-bound, as the A100 figure is derived."""
+    from statistics import median
+
+    from hloidx.perf.step_costs import tensor_core_peak
+
+    report = results["hloidx"]["report"]
+    device = report.device
+    shares = []
+    for k in report.kernels:
+        op = report.measured.rows.get(k.name)
+        if op is None or "share of the datasheet peak" not in k.emitter:
+            continue
+        if k.compute_time_ns < k.read_time_ns + k.write_time_ns:
+            continue
+        peak = tensor_core_peak(device.name, "bf16")
+        assert peak is not None
+        shares.append(k.flops / (op.mean_ns * 1e-9) / peak[0])
+    listed = ", ".join(f"{x:.3f}" for x in sorted(shares))
+    return f"matrix-core GEMM efficiency: median {median(shares):.3f} of {len(shares)} ({listed})"
+
+
+def kernel_floor(results: dict) -> str:
+    """A profile's kernel floor, derived as the A100's: the median measured time per launch of
+    the kernels (not library calls) that read and write under 1 KiB."""
+    from statistics import median
+
+    report = results["hloidx"]["report"]
+    times = [
+        report.measured.rows[k.name].mean_ns
+        for k in report.kernels
+        if k.name in report.measured.rows
+        and k.kind != "library"
+        and k.bytes_read + k.bytes_written < 1024
+    ]
+    listed = ", ".join(f"{x:.0f}" for x in sorted(times))
+    return f"kernel floor: median {median(times):.0f} ns of {len(times)} ({listed})"
+
+
+def profile_table(name: str, results: dict) -> str:
+    lines = []
+    for model, r in results.items():
+        a = r["accuracy"]
+        lines.append(
+            f"| {name} | {model} | {_fmt(a['within_2x'], '.1%')} | {_fmt(a['spearman'], '.3f')} | "
+            f"{_fmt(a['median_abs_log2'], '.2f')} | {r['step_ms']:.3f} | {r['busy_ms']:.3f} | "
+            f"{r['step_ms'] / r['busy_ms']:.2f} | {r['span_ms']:.3f} | "
+            f"{r['step_ms'] / r['span_ms']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worst", type=int, default=15)
@@ -167,7 +276,13 @@ def main() -> None:
     parser.add_argument(
         "--derive", action="store_true", help="recompute the measured calibration figures"
     )
+    parser.add_argument(
+        "--amd-only", action="store_true", help="only the AMD profiles (skips the A100 step)"
+    )
     args = parser.parse_args()
+    print_profiles(args.worst)
+    if args.amd_only:
+        return
     devices = tuple(args.device or ("a100", "a100_sxm_40"))
     results, step_ms = run(devices)
     if args.derive:
@@ -182,6 +297,30 @@ def main() -> None:
         if args.worst:
             print()
             print(worst(r["rows"], args.worst))
+
+
+def print_profiles(n_worst: int) -> None:
+    print(
+        "AMD profiles (device, HLO and times from the profile; step: estimated against the "
+        "measured busy time = kernels + the model's gap per launch, and against the GPU span)\n"
+    )
+    print(
+        "| profile | model | within 2x | Spearman | median abs log2 | step (ms) | busy (ms) | "
+        "step / busy | span (ms) | step / span |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    found = {}
+    for name, path, _ in PROFILES:
+        if path.exists():
+            found[name] = run_profile(path)
+            print(profile_table(name, found[name]))
+    if "mi355x 934987a2fc2f" in found:
+        print("\n" + matrix_core_efficiency(found["mi355x 934987a2fc2f"]))
+        print(kernel_floor(found["mi355x 934987a2fc2f"]))
+    for name, results in found.items():
+        print(f"\n## {name}, hloidx\n")
+        print(worst(results["hloidx"]["rows"], n_worst))
+    print()
 
 
 if __name__ == "__main__":

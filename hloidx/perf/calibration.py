@@ -71,11 +71,22 @@ def _read(name: str) -> dict[str, Any]:
     return json.loads(resources.files("hloidx.perf").joinpath(f"data/{name}").read_text())
 
 
+def _is_rocm(device: CostDevice) -> bool:
+    """An AMD GPU: a ROCm ``gcn_arch_name`` (``gfx942``) or a profile's ``compute capability
+    9.4`` with 64-wide wavefronts, not a CUDA ``sm_XY``."""
+    cc = device.compute_capability
+    return not cc.startswith("sm_") and device.warp_size == 64
+
+
 def _per_device(key: str, device: CostDevice) -> Figure:
     table = _read("measured_calibration.json")[key]
     entry = table["devices"].get(device.compute_capability)
     if entry is not None:
         return Figure(float(entry["value"]), entry["source"])
+    family = table.get("families", {}).get("rocm") if _is_rocm(device) else None
+    if family is not None:  # measured on another GPU of the same runtime and vendor
+        entry = table["devices"][family]
+        return Figure(float(entry["value"]), f"{entry['source']}; an AMD GPU's, taken for this one")
     fallback = table["devices"][table["default"]]
     return Figure(float(fallback["value"]), fallback["source"], own=False)
 
@@ -95,9 +106,15 @@ def _global(key: str) -> Figure:
     return Figure(float(entry["value"]), entry["source"])
 
 
-def gemm_efficiency() -> Figure:
-    """The share of the dense matrix-unit peak a GEMM reaches."""
-    return _global("gemm_efficiency")
+def gemm_efficiency(unit: str = "tensor-core") -> Figure:
+    """The share of the dense matrix-unit peak a GEMM reaches on a ``unit`` (``tensor-core``,
+    ``matrix-core``: the ``unit`` of ``data/tensor_core_peaks.json``)."""
+    table = _read("measured_calibration.json")["gemm_efficiency"]
+    entry = table["units"].get(unit)
+    if entry is not None:
+        return Figure(float(entry["value"]), entry["source"])
+    fallback = table["units"][table["default"]]
+    return Figure(float(fallback["value"]), fallback["source"], own=False)
 
 
 def collective_latency() -> Figure:

@@ -16,6 +16,7 @@ from math import prod
 from typing import TYPE_CHECKING
 
 from ..hlo.fusion import body_of, computation_outputs
+from .attention_cost import attention_work
 from .backend_config import fusion_kind_of, is_dynamic_slice_fusion, read_backend_config
 from .costs import KernelCost, OperandCost
 from .flops import FMA_FLOPS, convolution_flops, flop_count
@@ -23,7 +24,7 @@ from .fusion_model import estimate_fusion, shape_bytes
 from .matmul_table import has_table
 from .model import combine_ns, compute_time_ns, write_time_ns
 from .sort_kernel import estimate_sort, rewritten_to_cub
-from .step_costs import gemm_time_ns, matrix_unit
+from .step_costs import gemm_time_ns, matrix_unit, matrix_unit_time_ns
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction
@@ -198,6 +199,10 @@ def _estimate_library(instr: Instruction, device: CostDevice, model: str) -> Ker
         exec_time_ns=combine_ns(compute_ns, read_ns + write_ns),
         operands=operands,
     )
+    if model != "xla":
+        attention = _attention_cost(cost, instr, device)
+        if attention is not None:
+            return attention
     gemm = gemm_time_ns(instr, None, device, model)
     if gemm is not None:
         time_ns, gemm_how = gemm
@@ -225,4 +230,27 @@ def _estimate_library(instr: Instruction, device: CostDevice, model: str) -> Ker
         "a roofline, not XLA's model: the kernel's internals (tensor cores, tiling, "
         f"workspace) are not modelled; launch shown as one block per SM; flops: {how}"
     )
+    return cost
+
+
+def _attention_cost(cost: KernelCost, instr: Instruction, device: CostDevice) -> KernelCost | None:
+    """``hloidx``: a fused attention call's GEMM flops at the measured matrix-unit rate, every
+    operand read and every result written once (XLA counts no flops for a custom call)."""
+    work = attention_work(instr)
+    if work is None:
+        return None
+    dtype = instr.operands[0].shape.element_type if instr.operands else "bf16"
+    timed = matrix_unit_time_ns(device, work.flops, dtype)
+    if timed is None:
+        return None
+    time_ns, how = timed
+    leaves = instr.shape.leaves() if instr.shape.is_tuple else [instr.shape]
+    if len(leaves) > 1 and leaves[-1].element_type == "u8":
+        leaves = leaves[:-1]  # the workspace: scratch, not a result
+    cost.bytes_written = sum(shape_bytes(s) for s in leaves)
+    cost.write_time_ns = write_time_ns(device, cost.bytes_written)
+    cost.flops, cost.compute_time_ns = work.flops, time_ns
+    cost.exec_time_ns = combine_ns(time_ns, cost.read_time_ns + cost.write_time_ns)
+    cost.emitter = f"{cost.emitter}: {matrix_unit(device.name)} roofline of its GEMMs"
+    cost.notes.append(f"{work.describe()}: {work.flops} flops; {how}")
     return cost

@@ -31,7 +31,15 @@ from .matmul_table import duration_ns, estimate_spec, gemm_spec, has_table, tabl
 if TYPE_CHECKING:
     from ..hlo.ir import HloModule, Instruction
 
-__all__ = ["device_rows", "gemm_source", "gemm_time_ns", "matrix_unit", "tensor_core_peak"]
+__all__ = [
+    "datasheet_memory",
+    "device_rows",
+    "gemm_source",
+    "gemm_time_ns",
+    "matrix_unit",
+    "matrix_unit_time_ns",
+    "tensor_core_peak",
+]
 
 
 @cache
@@ -47,6 +55,13 @@ def tensor_core_peak(device: str, dtype: str) -> tuple[float, str] | None:
     if entry is None or dtype not in entry["tflops"]:
         return None
     return entry["tflops"][dtype] * 1e12, f"{entry['gpu']}: {entry['source']}"
+
+
+def datasheet_memory(device: str) -> dict[str, Any] | None:
+    """The datasheet's memory figures of ``device`` (``bytes_per_s``, ``l2_bytes``,
+    ``source``) where the data keeps them (AMD GPUs, whose profiles halve the bandwidth)."""
+    entry = device_entry(_peaks_data(), device)
+    return entry.get("memory") if entry else None
 
 
 def matrix_unit(device: str) -> str:
@@ -112,11 +127,29 @@ def gemm_time_ns(
         f"{flops} flops at the dense {spec.lhs_type} peak {peak[0] / 1e12:g} TFLOP/s ({peak[1]})"
     )
     if model == "hloidx":
-        efficiency = gemm_efficiency()
+        efficiency = gemm_efficiency(matrix_unit(dev.name))
         rate = peak[0] * efficiency.value
         how += f" x the measured GEMM efficiency {efficiency.value:g} ({efficiency.source})"
         return duration_ns(flops / rate), how
     return duration_ns(flops / peak[0]), how
+
+
+def matrix_unit_time_ns(
+    device: CostDevice | str, flops: int, dtype: str
+) -> tuple[float, str] | None:
+    """``flops`` of GEMM work in ``dtype`` on ``device``'s matrix units at the measured GEMM
+    efficiency (the default model's rate of a roofline GEMM); None without a peak."""
+    dev = _device(device)
+    peak = tensor_core_peak(dev.name, dtype)
+    if peak is None:
+        return None
+    unit = matrix_unit(dev.name)
+    efficiency = gemm_efficiency(unit)
+    how = (
+        f"at {efficiency.value:g} (the measured GEMM efficiency: {efficiency.label}) x the dense "
+        f"{dtype} {unit} peak {peak[0] / 1e12:g} TFLOP/s ({peak[1]})"
+    )
+    return duration_ns(flops / (peak[0] * efficiency.value)), how
 
 
 def gemm_source(device: CostDevice) -> str:

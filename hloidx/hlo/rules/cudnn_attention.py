@@ -236,3 +236,9 @@ def fmha_input_to_output(instr: Instruction) -> IndexingTable:
 
 for _target in (*_FORWARD, *_BACKWARD):
     register_custom_call_rules(_target, fmha_output_to_input, fmha_input_to_output)
+
+
+def attention_of(instr: Instruction) -> Attention:
+    """The sizes and mask of a cuDNN fused attention call (raises ``unsupported`` as the
+    indexing rule does when they cannot be read)."""
+    return _kernel(instr).att
