@@ -7,7 +7,9 @@ overlap. Tensor cores, tiling and workspace traffic are not modelled.
 
 A GEMM (a dot, a cuBLAS / cuBLASLt custom call, a Triton GEMM fusion) on a device XLA has
 measured (``sm_90``, ``sm_100``) takes instead the time of XLA's measured GEMM tables
-(:mod:`.matmul_table`), as XLA's latency estimator does.
+(:mod:`.matmul_table`), as XLA's latency estimator does. ``hloidx``: a fused attention call
+(cuDNN, TransformerEngine) is the roofline of its GEMMs' flops (:mod:`.attention_cost`) at the
+measured matrix-unit rate.
 """
 
 from __future__ import annotations
