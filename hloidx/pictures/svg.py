@@ -98,6 +98,18 @@ def svg(pic: Picture, title: str = "", lazy: bool = False) -> str:
 def _lazy_attributes(pic: Picture, edges: list[float], left: int, top: int) -> str:
     """What the report's script needs to draw the cells: their counts run-length encoded, the
     grid's size in elements and cells, the colour levels' edges and the palette."""
+    last = pic.cells[-1][-1] if pic.cells and pic.cells[-1] else None
+    grid = f"{last.rows[1] + 1},{last.cols[1] + 1}" if last else "0,0"
+    cells = f"{len(pic.cells)},{len(pic.cells[0]) if pic.cells else 0}"
+    return (
+        f' data-cells="{run_lengths(pic)}" data-grid="{grid}" data-cell-grid="{cells}"'
+        f' data-edges="{",".join(_number(e) for e in edges)}" data-origin="{left},{top}"'
+        f' data-palette="{",".join(PALETTE)}"'
+    )
+
+
+def run_lengths(pic: Picture) -> str:
+    """The cells' counts, row by row, run-length encoded: ``4*96,0,2`` is 96 fours, a 0, a 2."""
     flat = [cell.count for row in pic.cells for cell in row]
     runs: list[str] = []
     k = 0
@@ -107,14 +119,7 @@ def _lazy_attributes(pic: Picture, edges: list[float], left: int, top: int) -> s
             n += 1
         runs.append(_number(flat[k]) + (f"*{n}" if n > 1 else ""))
         k += n
-    last = pic.cells[-1][-1] if pic.cells and pic.cells[-1] else None
-    grid = f"{last.rows[1] + 1},{last.cols[1] + 1}" if last else "0,0"
-    cells = f"{len(pic.cells)},{len(pic.cells[0]) if pic.cells else 0}"
-    return (
-        f' data-cells="{",".join(runs)}" data-grid="{grid}" data-cell-grid="{cells}"'
-        f' data-edges="{",".join(_number(e) for e in edges)}" data-origin="{left},{top}"'
-        f' data-palette="{",".join(PALETTE)}"'
-    )
+    return ",".join(runs)
 
 
 def _number(value: float) -> str:
