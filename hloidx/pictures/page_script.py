@@ -198,6 +198,7 @@ D.ins.forEach(function (ins) {
   sm.appendChild(h);
   d.appendChild(sm);
   d.hloidx = ins;
+  sm.addEventListener("click", function () { fill(d); });
   d.addEventListener("toggle", function () { if (d.open) { fill(d); } });
   all.appendChild(d);
 });
