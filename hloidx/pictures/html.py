@@ -55,12 +55,12 @@ def report(analysis: Any, summary: dict[str, Any], spelling: str = "floordiv") -
 
 
 def instruction_section(
-    ins: Any, spelling: str = "floordiv", pictures_left: int = MAX_PICTURES, lazy: bool = False
+    ins: Any, spelling: str = "floordiv", pictures_left: int = MAX_PICTURES
 ) -> tuple[list[str], int]:
     """The HTML of one analysed instruction (its maps, verdicts, utilization and, while
     ``pictures_left``, each operand's picture as inline SVG), and the number of pictures drawn.
-    The report shows each instruction so (``lazy``: the cells drawn by its script, see
-    ``svg``); a notebook shows one instruction so, every cell written out."""
+    A notebook shows one instruction so, every cell written out (the report's page writes the
+    same from its data, in the browser: see ``page_script``)."""
     from ..hlo.report import format_map, verdict_label
 
     parts: list[str] = []
@@ -93,18 +93,17 @@ def instruction_section(
                 parts.append(escape(f"{label}: {format_map(m, spelling)}{tail}") + "\n")
         parts.append("</pre>")
         if pictures >= pictures_left:
-            if not lazy:  # the report says it once, above its instructions
-                parts.append(
-                    f'<p class="note">picture left out: a page holds {MAX_PICTURES}; '
-                    f"<code>hloidx show FILE --instruction {escape(ins.name)} --operand {k}"
-                    "</code> draws it</p>"
-                )
+            parts.append(
+                f'<p class="note">picture left out: a page holds {MAX_PICTURES}; '
+                f"<code>hloidx show FILE --instruction {escape(ins.name)} --operand {k}"
+                "</code> draws it</p>"
+            )
         else:
             pic, counts = operand_picture(ins, k, budget=PICTURE_BUDGET, max_cols=48)
             if pic is None:
                 parts.append(f'<p class="note">no picture: {escape(counts.note)}</p>')
             else:
-                parts.append(svg(pic, lazy=lazy))
+                parts.append(svg(pic))
                 pictures += 1
         parts.append("</div>")
     parts.append("</section>")

@@ -130,7 +130,7 @@ def unpack(page: str) -> tuple[str, dict]:
 
 
 def picture_spec(pic: Picture, strings: Strings) -> list[Any]:
-    """What the page's script needs to draw ``pic`` as ``svg.svg(pic, lazy=True)`` would:
+    """What the page's script needs to draw ``pic`` as ``svg.svg(pic)`` does:
     ``[kind, shape, rows dim, cols dim, block rows, block cols, aggregation, note, cells,
     grid rows, grid cols, cell rows, cell cols, [legend label...]]`` (strings by position), the
     cells' counts run-length encoded; the script works out the colour levels' edges from the
