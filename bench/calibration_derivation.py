@@ -8,10 +8,16 @@ launch gap needs the Nsight trace (not in the repository): its derivation is in 
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any
 
-from hloidx.perf.calibration import collective_latency, interconnect, wire_bytes
+from hloidx.perf.calibration import (
+    collective_latency,
+    contention_factor,
+    interconnect,
+    wire_bytes,
+)
 from hloidx.perf.collective_table import sync_opcode
 from hloidx.perf.report import CostReport
 from hloidx.perf.step_costs import tensor_core_peak
@@ -62,6 +68,25 @@ def derive(report: CostReport, measured: dict) -> str:
         f"- gemm_efficiency: median achieved share of the bf16 peak {peak[0] / 1e12:g} TFLOP/s "
         f"over {len(shares)} compute-bound GEMMs: {statistics.median(shares):.3f}"
     )
+
+    factor = contention_factor().value
+    beside, alone = [], []
+    for k, ns in rows:
+        if not k.exec_time_ns:
+            continue
+        note = next((n for n in k.notes if "collective is in flight" in n), None)
+        share = float(note.split("%")[0]) / 100 if note else 0.0
+        own = k.exec_time_ns / (1 + (factor - 1) * share)
+        if share >= 0.99:
+            beside.append(math.log2(ns / own))
+        elif share == 0:
+            alone.append(math.log2(ns / own))
+    if beside:
+        lines.append(
+            f"- collective_contention_factor: median log2(measured / estimate) {statistics.median(beside):.3f} "
+            f"over {len(beside)} kernels wholly beside a collective, {statistics.median(alone):.3f} over "
+            f"{len(alone)} others: x {2 ** (statistics.median(beside) - statistics.median(alone)):.3f}"
+        )
 
     wrapped_starts = {}
     collectives = {c.name: c for c in report.collective_rows()}

@@ -176,7 +176,7 @@ ENTRY e {
 
 def test_a_scatter_whose_rows_may_collide_gets_a_range():
     report = estimate_module(_SCATTER.replace("UNIQUE", "false"), "a100", "hloidx")
-    (row,) = report.kernels
+    row = next(k for k in report.kernels if k.name == "f")  # (beside the copy of p0)
     low, high = row.exec_time_range_ns
     # no collision: the estimate; every one of the 24 updates on one row: 24 serialized L2
     # round trips of 200 cycles at 1.41 GHz more
@@ -190,7 +190,103 @@ def test_a_scatter_whose_rows_may_collide_gets_a_range():
 
 def test_a_scatter_with_unique_indices_and_the_xla_model_get_no_range():
     unique = estimate_module(_SCATTER.replace("UNIQUE", "true"), "a100", "hloidx")
-    assert unique.kernels[0].exec_time_range_ns is None
-    assert "exec_time_range_ns" not in unique.kernels[0].as_json(1.0)
+    assert all(k.exec_time_range_ns is None for k in unique.kernels)
+    assert all("exec_time_range_ns" not in k.as_json(1.0) for k in unique.kernels)
     xla = estimate_module(_SCATTER.replace("UNIQUE", "false"), "a100", "xla")
-    assert xla.kernels[0].exec_time_range_ns is None
+    assert all(k.exec_time_range_ns is None for k in xla.kernels)
+
+
+@pytest.mark.parametrize(
+    ("description", "link_gb_per_s", "bf16_tflops"),
+    [
+        ("NVIDIA A100-SXM4-40GB", 300.0, 312.0),  # nsys-jax's device_description_str
+        ("NVIDIA H100 80GB HBM3", 450.0, 989.4),
+        ("NVIDIA A100 80GB PCIe", 32.0, 312.0),
+        ("AMD Instinct MI300X", 448.0, 1307.4),
+    ],
+)
+def test_a_device_named_as_a_profile_names_it_finds_its_figures(
+    description, link_gb_per_s, bf16_tflops
+):
+    from hloidx.perf.calibration import interconnect
+    from hloidx.perf.step_costs import tensor_core_peak
+
+    base = cost_device("a100")
+    device = CostDevice(
+        description, "a profile", "sm_80", base.core_count, base.fpus_per_core,
+        base.clock_rate_ghz, base.memory_bandwidth, base.l2_cache_size,
+    )  # fmt: skip
+    bandwidth, _, own = interconnect(device)
+    assert (bandwidth, own) == (link_gb_per_s * 1e9, True)
+    assert tensor_core_peak(description, "bf16")[0] == bf16_tflops * 1e12
+
+
+def test_a_kernel_beside_an_in_flight_collective_is_slowed_by_the_measured_factor():
+    contention = 1.696
+    text = (ROOT / "samples" / "step" / "allgather_overlap.hlo").read_text()
+    report = estimate_module(text, "a100", "hloidx")
+    rows = {k.name: k for k in report.kernels}
+    # gemm0 (bf16 [4096,512] x [512,512], as above) runs wholly while the all-gather is in
+    # flight (1 us .. 1 + 23.4 + 1.9 us); gemm1 runs after its done
+    compute = 2 * 4096 * 512 * 512 / (GEMM_EFFICIENCY * 312e12) * 1e9
+    memory = (4096 * 512 * 2 + 512 * 512 * 2 + 4096 * 512 * 2) / 2.039e12 * 1e9
+    gemm0 = max(compute, memory) + 0.05 * min(compute, memory) + FLOOR
+    assert rows["gemm0"].exec_time_ns == pytest.approx(gemm0 * contention, abs=0.5)
+    assert any(n.startswith("100% of it runs while a collective") for n in rows["gemm0"].notes)
+    assert not any("collective is in flight" in n for n in rows["gemm1"].notes)
+    # the step is timed with the slowed kernel: ag-start 1 us + the gather; gemm0 beside it
+    # is shorter than the gather, so the step is start + gather + done + gemm1 + gaps
+    gather = report.collective_rows()[0].exec_time_ns
+    assert rows["gemm0"].exec_time_ns + GAP < gather
+    step = 1000 + gather + 1000 + rows["gemm1"].exec_time_ns + GAP
+    assert report.step.time_ns == pytest.approx(step, abs=1.0)
+
+
+def test_only_the_part_of_a_kernel_beside_a_collective_is_slowed():
+    from hloidx.perf.calibration import apply_contention
+    from hloidx.perf.costs import KernelCost
+    from hloidx.perf.step import Slice
+
+    def kernel(name: str) -> KernelCost:
+        return KernelCost(name, "fusion", "kLoop", "loop", 1, 128, 0, 0, 0, 0.0, 0.0, 0.0, 100.0)
+
+    costs = [kernel("a"), kernel("b"), kernel("c")]
+    slices = [
+        Slice("ar", "communication", 50.0, 250.0, "collective"),
+        Slice("a", "compute", 0.0, 100.0, "kernel"),  # half beside it
+        Slice("b", "compute", 100.0, 200.0, "kernel"),  # wholly
+        Slice("c", "compute", 300.0, 400.0, "kernel"),  # after it
+    ]
+    assert apply_contention(costs, slices)
+    a, b, c = (k.exec_time_ns for k in costs)
+    assert a == pytest.approx(50 + 50 * 1.696)
+    assert b == pytest.approx(100 * 1.696)
+    assert c == 100.0
+
+
+def test_an_out_of_order_operand_that_fits_in_l2_costs_its_lines_once():
+    from hloidx.perf.calibration import apply_l2_lines
+    from hloidx.perf.costs import KernelCost, OperandCost
+
+    a100 = cost_device("a100")  # 2,039 GB/s, 40 MiB of L2
+    small, large = 2**20, 64 * 2**20
+    operands = [
+        # 1 MiB read once, 1/8 of each transaction used: 8x the coalesced time
+        OperandCost(0, "small", small, small, False, small / (a100.memory_bandwidth / 8) * 1e9,
+                    0.125),
+        OperandCost(1, "large", large, large, False, large / (a100.memory_bandwidth / 8) * 1e9,
+                    0.125),
+    ]  # fmt: skip
+    write = 2**20 / a100.memory_bandwidth * 1e9
+    cost = KernelCost(
+        "f", "fusion", "kLoop", "loop", 4096, 128, 0, small + large, 2**20,
+        sum(o.read_time_ns for o in operands), write, 0.0, 0.0, operands=operands,
+    )  # fmt: skip
+    apply_l2_lines(cost, a100)
+    # the small operand at the DRAM bandwidth, the large one (beyond L2) keeps its penalty
+    assert operands[0].read_time_ns == pytest.approx(small / a100.memory_bandwidth * 1e9)
+    assert operands[1].read_time_ns == pytest.approx(8 * large / a100.memory_bandwidth * 1e9)
+    assert cost.exec_time_ns == pytest.approx(
+        (small + 8 * large + 2**20) / a100.memory_bandwidth * 1e9
+    )
+    assert "fits in L2" in cost.notes[-1]

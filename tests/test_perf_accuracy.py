@@ -66,12 +66,24 @@ def test_spearman_with_ties_uses_average_ranks():
 
 
 def test_unestimated_kernels_miss_and_are_left_out_of_the_ranks():
-    rows = [(None, 10.0, False), (10.0, 10.0, False), (20.0, 40.0, False), (0.0, 5.0, False)]
+    rows = [(None, 10.0, False), (10.0, 10.0, False), (20.0, 40.0, False), (1.0, 5.0, False)]
     got = accuracy(rows)
     assert got["within_2x"] == pytest.approx(50 / 65)
-    assert got["unestimated"] == 2
-    assert got["median_abs_log2"] == pytest.approx(0.5)  # |log2| = 0 and 1
+    assert got["unestimated"] == 1
+    # |log2| = 0, 1 and log2(5) = 2.32: the median is 1
+    assert got["median_abs_log2"] == pytest.approx(1.0)
+    # estimates 10, 20, 1 rank 2, 3, 1; measurements 10, 40, 5 rank 2, 3, 1
     assert got["spearman"] == pytest.approx(1.0)
+
+
+def test_an_estimate_of_zero_is_infinitely_off_not_unestimated():
+    rows = [(0.0, 5.0, False), (10.0, 10.0, False), (20.0, 40.0, False)]
+    got = accuracy(rows)
+    assert got["unestimated"] == 0
+    assert got["within_2x"] == pytest.approx(50 / 55)
+    assert got["median_abs_log2"] == pytest.approx(1.0)  # 0, 1, inf
+    assert accuracy(rows[:1] + rows[2:])["median_abs_log2"] == math.inf  # (1 + inf) / 2
+    assert got["spearman"] == pytest.approx(1.0)  # 0 < 10 < 20 as 5 < 10 < 40
 
 
 def test_nothing_measured_gives_no_figures():

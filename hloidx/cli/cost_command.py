@@ -115,11 +115,14 @@ def cost(
     read and written, read / write / compute time, the estimate, whether memory or compute
     bounds it, its share of the module, and why (the operand that dominates and its reason:
     not coalesced, read N times per element, broadcast-heavy; registers spill; a
-    compute-bound op). The totals add XLA's 1 us launch overhead per kernel. The numbers are
-    estimates from XLA:GPU's cost model formulas, not measurements. --model xla reproduces
-    XLA's model; --model hloidx (the default) counts each operand's bytes from the elements
-    its maps really read and judges coalescing from the thread-id maps, and says in the row
-    where that differs from XLA. Triton fusions use the tiled model (the configured tiling,
+    compute-bound op). The totals add XLA's 1 us launch overhead per kernel (--model xla) or
+    the gap between kernels measured on a GPU (the default). The numbers are estimates from
+    XLA:GPU's cost model formulas, not measurements. --model xla reproduces XLA's model;
+    --model hloidx (the default) counts each operand's bytes from the elements its maps
+    really read and judges coalescing from the thread-id maps, and says in the row where that
+    differs from XLA; it adds figures measured on a GPU: a kernel floor, GEMMs at a measured
+    share of the peak, single-host collectives on every device, and a range for a scatter
+    whose rows may collide. Triton fusions use the tiled model (the configured tiling,
     or the best of XLA's search); a tiling that spills registers "does not fit".
 
     Loops and the step: a while loop's kernels count its trip count (known_trip_count, else

@@ -9,8 +9,9 @@
   ties ranked by their average rank, over the same kernels.
 - ``median_abs_log2``: the median over those kernels of ``|log2(estimate / measured)|``.
 
-A kernel without an estimate (``None`` or not positive) is a miss for ``within_2x`` and is left
-out of the other two (counted in ``unestimated``). Collectives get their own ``within_2x`` under
+A kernel without an estimate (``None``) is a miss for ``within_2x`` and is left out of the
+other two (counted in ``unestimated``); an estimate of 0 (or less) is an estimate, infinitely far
+off: a miss, an infinite |log2|, ranked as it is. Collectives get their own ``within_2x`` under
 ``collectives``. Rows with no measured time (``measured_ns`` not positive) are left out.
 """
 
@@ -50,7 +51,14 @@ def as_row(row: RowLike) -> AccuracyRow:
 
 
 def _estimated(row: AccuracyRow) -> bool:
-    return row.estimate_ns is not None and row.estimate_ns > 0
+    return row.estimate_ns is not None
+
+
+def _abs_log2(row: AccuracyRow) -> float:
+    assert row.estimate_ns is not None
+    if row.estimate_ns <= 0:
+        return math.inf
+    return abs(math.log2(row.estimate_ns / row.measured_ns))
 
 
 def is_within_2x(row: AccuracyRow) -> bool:
@@ -60,7 +68,7 @@ def is_within_2x(row: AccuracyRow) -> bool:
         low, high = row.range_ns
         if low <= row.measured_ns <= high:
             return True
-    if not _estimated(row):
+    if row.estimate_ns is None:
         return False
     ratio = row.estimate_ns / row.measured_ns
     return 0.5 <= ratio <= 2.0
@@ -125,8 +133,8 @@ def accuracy(rows: Iterable[RowLike]) -> dict[str, Any]:
     kernels = [r for r in measured if not r.is_collective]
     collectives = [r for r in measured if r.is_collective]
     estimated = [r for r in kernels if _estimated(r)]
-    log_errors = [abs(math.log2(r.estimate_ns / r.measured_ns)) for r in estimated]
-    rho = spearman([r.estimate_ns for r in estimated], [r.measured_ns for r in estimated])
+    log_errors = [_abs_log2(r) for r in estimated]
+    rho = spearman([r.estimate_ns or 0.0 for r in estimated], [r.measured_ns for r in estimated])
     return {
         "within_2x": _time_share_within(kernels),
         "spearman": rho,

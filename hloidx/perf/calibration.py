@@ -13,6 +13,11 @@ reads none of them.
   the dense matrix-unit peak (the median achieved share of the measured compute-bound GEMMs).
 - **Collectives on one host**: ``latency + bytes on the wire / (efficiency x link bandwidth)``,
   the bytes a ring sends per GPU ((n-1)/n of the data, twice for an all-reduce).
+- **Contention**: the part of a kernel that runs while a collective is in flight in the step's
+  timeline runs slower by a measured factor (NCCL's kernels take SMs and memory bandwidth);
+  the step is then timed again with those kernels.
+- **Out-of-order reads that fit in L2**: an operand whose distinct bytes fit in L2 costs its
+  lines once from DRAM, without the coalescing penalty.
 - **Data-dependent kernels**: a scatter without ``unique_indices`` gets a range from no
   collision (its estimate) to every update on one row (each element's updates serialized, one
   L2 round trip each).
@@ -31,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import HloidxError
 from ..hlo.fusion import body_of, computation_outputs
+from .model import combine_ns, read_time_ns
 
 if TYPE_CHECKING:
     from ..hlo.ir import Instruction
@@ -104,11 +110,32 @@ def collective_efficiency() -> Figure:
     return _global("collective_bandwidth_efficiency")
 
 
+def _normal(text: str) -> str:
+    return " ".join(text.lower().replace("-", " ").replace("_", " ").split())
+
+
+def device_entry(data: dict[str, Any], name: str) -> Any:
+    """The entry of ``data["devices"]`` for a device: by its name, an alias (XLA's spec-file
+    names), or the first of ``data["patterns"]`` (longest first) found in its description
+    (``NVIDIA A100-SXM4-40GB``, as a profile names it); None when nothing matches."""
+    devices = data["devices"]
+    key = data.get("aliases", {}).get(name, name)
+    if key in devices:
+        return devices[key]
+    text = _normal(name)
+    found = [
+        (len(p), k)
+        for k, patterns in data.get("patterns", {}).items()
+        for p in patterns
+        if _normal(p) in text
+    ]
+    return devices[max(found)[1]] if found else None
+
+
 def interconnect(device: CostDevice) -> tuple[float, str, bool]:
     """``(bytes per second per direction, the link and its source, own)`` of ``device``."""
     data = _read("interconnects.json")
-    key = data["aliases"].get(device.name, device.name)
-    entry = data["devices"].get(key)
+    entry = device_entry(data, device.name)
     own = entry is not None
     if entry is None:
         entry = data["devices"]["default"]
@@ -233,10 +260,105 @@ def apply_data_range(kernel: Kernel, cost: KernelCost, device: CostDevice) -> No
         f"{scatter.name} has no unique_indices: its {slices} update rows may collide; from no "
         f"collision (the estimate) to every update on one row (+ {how})"
     )
+    cost.notes.append(
+        f"time depends on the data: {low / 1e3:.2f} .. {(low + extra) / 1e3:.2f} us "
+        "(exec_time_range_ns; the estimate assumes no collision)"
+    )
+
+
+def apply_l2_lines(cost: KernelCost, device: CostDevice) -> None:
+    """An operand read out of order whose distinct bytes fit in L2 costs its lines once from
+    DRAM: the parts of a line one warp does not use are read by others from L2. Its DRAM
+    time is then that of a coalesced read (XLA's heuristic too stops scaling re-reads by the
+    coalescing rate once the operand fits in L2)."""
+    if cost.exec_time_ns is None or cost.kind == "library" or cost.tile_sizes is not None:
+        return
+    changed = []
+    for operand in cost.operands:
+        fits = 0 < operand.bytes_distinct < device.l2_cache_size
+        if operand.utilization_rate >= 1.0 or not fits:
+            continue
+        time = read_time_ns(device, cost.blocks, operand.bytes_distinct, operand.bytes_read, 1.0)
+        if time < operand.read_time_ns:
+            operand.read_time_ns = time
+            changed.append(operand.name)
+    if not changed:
+        return
+    cost.read_time_ns = sum(o.read_time_ns for o in cost.operands)
+    cost.exec_time_ns = combine_ns(cost.compute_time_ns, cost.read_time_ns + cost.write_time_ns)
+    cost.notes.append(
+        f"{', '.join(changed)}: read out of order but fits in L2: its lines come from DRAM "
+        "once (the unused part of a line serves other warps from L2)"
+    )
 
 
 def calibrate_kernel(kernel: Kernel, cost: KernelCost, device: CostDevice) -> None:
-    """The default model's measured additions to one kernel's estimate: the floor, then the
-    range of a data-dependent kernel."""
+    """The default model's measured additions to one kernel's estimate: an out-of-order
+    operand that fits in L2 read a line at a time, the floor, then the range of a
+    data-dependent kernel."""
+    apply_l2_lines(cost, device)
     apply_floor(cost, device)
     apply_data_range(kernel, cost, device)
+
+
+# -- contention with collectives -------------------------------------------------------------
+
+
+def contention_factor() -> Figure:
+    """How much longer a kernel takes while a collective is in flight beside it."""
+    return _global("collective_contention_factor")
+
+
+def _merged(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def contended_kernels(slices: list[Any]) -> dict[str, float]:
+    """The kernels of a step's timeline that run while a collective is in flight, with the
+    share of their time that does (a compute slice of kind ``kernel`` against the union of
+    the communication slices)."""
+    spans = _merged([(s.start_ns, s.end_ns) for s in slices if s.lane == "communication"])
+    out: dict[str, float] = {}
+    if not spans:
+        return out
+    for s in slices:
+        length = s.end_ns - s.start_ns
+        if s.lane != "compute" or s.kind != "kernel" or length <= 0:
+            continue
+        shared = sum(max(0.0, min(b, s.end_ns) - max(a, s.start_ns)) for a, b in spans)
+        if shared > 0:
+            out[s.name] = max(out.get(s.name, 0.0), min(1.0, shared / length))
+    return out
+
+
+def apply_contention(costs: list[KernelCost], slices: list[Any]) -> bool:
+    """The kernels that run beside a collective in the step's timeline, the part that does
+    slowed by the measured contention factor (NCCL's kernels take SMs and memory bandwidth);
+    True when any was."""
+    shares = contended_kernels(slices)
+    if not shares:
+        return False
+    factor = contention_factor()
+    changed = False
+    for cost in costs:
+        share = shares.get(cost.name)
+        if share is None or cost.exec_time_ns is None:
+            continue
+        # the part of the kernel that shares the GPU with the collective runs slower
+        scale = 1.0 + (factor.value - 1.0) * share
+        cost.exec_time_ns *= scale
+        if cost.exec_time_range_ns is not None:
+            low, high = cost.exec_time_range_ns
+            cost.exec_time_range_ns = (low * scale, high * scale)
+        cost.notes.append(
+            f"{share:.0%} of it runs while a collective is in flight: that part x "
+            f"{factor.value:g} ({factor.source})"
+        )
+        changed = True
+    return changed

@@ -12,7 +12,7 @@ from ..hlo.fusion import body_of
 from ..hlo.ir import CALL_ATTRIBUTES, INDEXING_IRRELEVANT_ATTRIBUTES
 from ..hlo.sharing import structure_key
 from .backend_config import read_backend_config
-from .calibration import calibrate_kernel, launch_gap
+from .calibration import apply_contention, calibrate_kernel, launch_gap
 from .costs import KernelCost
 from .devices import CostDevice
 from .fusion_model import estimate_fusion
@@ -359,6 +359,9 @@ def estimate_module(
     if model == "hloidx":
         report.launch_ns = launch_gap(profile).value
     report.step = step_of(program, costs, collective_time, report.launch_ns)
+    if model == "hloidx" and apply_contention(costs, report.step.slices):
+        # the kernels beside a collective are slower: the step again with their times
+        report.step = step_of(program, costs, collective_time, report.launch_ns)
     for cost in costs:
         if cost.name in report.step.inactive_kernels:
             cost.launches = 0

@@ -23,7 +23,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from ..hlo.element_types import element_bytes
-from .calibration import gemm_efficiency
+from .calibration import device_entry, gemm_efficiency
 from .devices import CostDevice
 from .gpu_specs import device_list, resolve_device
 from .matmul_table import duration_ns, estimate_spec, gemm_spec, has_table, table_source
@@ -40,14 +40,10 @@ def _peaks_data() -> dict[str, Any]:
     return json.loads(text)
 
 
-def _peaks() -> dict[str, Any]:
-    return _peaks_data()["devices"]
-
-
 def tensor_core_peak(device: str, dtype: str) -> tuple[float, str] | None:
     """The dense tensor-core peak of ``device`` (hloidx's name or the stem of XLA's spec file)
     for operands of ``dtype`` in FLOP/s, with its source; None when the data has no figure."""
-    entry = _peaks().get(_peaks_data()["aliases"].get(device, device))
+    entry = device_entry(_peaks_data(), device)
     if entry is None or dtype not in entry["tflops"]:
         return None
     return entry["tflops"][dtype] * 1e12, f"{entry['gpu']}: {entry['source']}"
@@ -56,7 +52,7 @@ def tensor_core_peak(device: str, dtype: str) -> tuple[float, str] | None:
 def matrix_unit(device: str) -> str:
     """What ``device``'s peaks are the peaks of: ``tensor-core`` (NVIDIA since Volta),
     ``matrix-core`` (AMD CDNA), ``packed-FP16 FPU`` (Pascal)."""
-    entry = _peaks().get(_peaks_data()["aliases"].get(device, device))
+    entry = device_entry(_peaks_data(), device)
     return entry["unit"] if entry else "tensor-core"
 
 

@@ -252,8 +252,10 @@ def report_html(report: CostReport, sort: str = "time") -> str:
             f"<h1>{escape(title)}</h1>",
             "<p>Estimates from XLA:GPU's cost model formulas, not measurements. "
             f"{n} kernels; estimated module time {human_time(report.total_time_ns)} "
-            f"({human_time(report.kernels_time_ns)} in kernels + {report.launches} × 1 µs launch "
-            "overhead).</p>",
+            f"({human_time(report.kernels_time_ns)} in kernels + {report.launches} × "
+            f"{report.launch_ns / 1e3:g} µs "
+            f"{'launch overhead' if report.model == 'xla' else 'measured gap between kernels'})"
+            ".</p>",
             step_html(report),
             measured_html(report),
             "<h2>Where the time goes</h2>",
