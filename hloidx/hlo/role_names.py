@@ -26,9 +26,12 @@ from .analysis import InstructionAnalysis, ModuleAnalysis, drop_unused_runtime_v
 from .ir import Computation, Instruction
 from .roles import (
     Named,
+    attention_operand_names,
+    attention_output_names,
     convolution_output_names,
     dot_output_names,
     gather_output_names,
+    i2o_range_names,
     names_through,
     range_names,
     runtime_names,
@@ -131,6 +134,10 @@ class Namer:
             return dot_output_names(instr)
         if op == "convolution":
             return convolution_output_names(instr)
+        if op == "custom-call":
+            found = attention_output_names(instr, out_id)
+            if found is not None and len(found) == rank:
+                return found
         if op in ("fusion", "call"):
             from .fusion import body_of, computation_outputs
 
@@ -224,23 +231,23 @@ class _NamedTables:
         if instr.opcode in ("fusion", "call", "conditional", "while"):
             return table
 
-        def name_cell(j: int, cell: Any) -> Any:
+        def name_cell(j: int, cell: Any, out_id: int) -> Any:
             if not any(m.range_vars or m.rt_vars for m in cell.maps):
                 return cell  # nothing to name (most cells: elementwise, tuples, shapes)
             rts = self._own(instr, runtime_names(cell.runtime_vars))
             maps = tuple(
-                with_symbol_names(m, self._own(instr, range_names(instr, j, m)), rts)
+                with_symbol_names(m, self._own(instr, range_names(instr, j, m, out_id)), rts)
                 for m in cell.maps
             )
             return replace(cell, maps=maps)
 
         named_rows: list[Any] = []
-        for row in table:
+        for out_id, row in enumerate(table):
             if isinstance(row, SparseRow):
-                cells = {j: name_cell(j, cell) for j, cell in row.stored()}
-                named_rows.append(SparseRow(len(row), cells, name_cell(-1, row.default)))
+                cells = {j: name_cell(j, cell, out_id) for j, cell in row.stored()}
+                named_rows.append(SparseRow(len(row), cells, name_cell(-1, row.default, out_id)))
             else:
-                named_rows.append([name_cell(j, cell) for j, cell in enumerate(row)])
+                named_rows.append([name_cell(j, cell, out_id) for j, cell in enumerate(row)])
         return named_rows
 
 
@@ -338,9 +345,15 @@ def i2o_names(
     """A VarNames for each input-to-output map of one operand: its dims are the operand's; a
     dot's range variables, the other side's free dims, are matched as output-to-input ones."""
     found: dict[IndexingMap, IndexingMap] = {}
-    if instr.opcode == "dot" and any(m.range_vars for m in maps):
+    roles: dict[str, str] = {}
+    if any(m.range_vars for m in maps) and instr.opcode not in ("fusion", "call"):
         try:
-            found = _dot_i2o_twins(instr, operand_id)
+            if instr.opcode == "dot":
+                found = _dot_i2o_twins(instr, operand_id)
+                role = "rhs free" if operand_id == 0 else "lhs free"
+                roles = {v.name: role for t in found.values() for v in t.range_vars if v.name}
+            else:
+                found, roles = _i2o_twins(instr, operand_id)
         except Exception:  # a reading aid: plain symbols then
             found = {}
     out = []
@@ -349,10 +362,32 @@ def i2o_names(
         twin = found.get(m)
         ranges: tuple[Named, ...] = ()
         if twin is not None:
-            role = "rhs free" if operand_id == 0 else "lhs free"
-            ranges = tuple((v.name, role if v.name else "") for v in twin.range_vars)
+            ranges = tuple((v.name, roles.get(v.name, "")) for v in twin.range_vars)
         out.append(_var_names(named_dims, ranges, ()))
     return out
+
+
+def _i2o_twins(instr: Instruction, operand_id: int) -> tuple[dict, dict[str, str]]:
+    """The rule's input-to-output maps of one operand with named range variables, by the map
+    renamed back (matched as the output-to-input ones are)."""
+    from . import fusion
+
+    table = fusion.input_to_output(instr)
+    found: dict[IndexingMap, IndexingMap] = {}
+    roles: dict[str, str] = {}
+    row = table[operand_id] if operand_id < len(table) else ()
+    cells = row.stored() if isinstance(row, SparseRow) else enumerate(row)
+    for out_id, cell in cells:
+        for m in cell.maps:
+            if m.is_undefined or m.is_known_empty or not m.range_vars:
+                continue
+            names = i2o_range_names(instr, operand_id, m, out_id)
+            if not any(n for n, _ in names):
+                continue
+            roles.update((n, r) for n, r in names if n)
+            simplified = simplify_map(with_symbol_names(m, names, []))
+            found.setdefault(plain(simplified), simplified)
+    return found, roles
 
 
 def _dot_i2o_twins(instr: Instruction, operand_id: int) -> dict[IndexingMap, IndexingMap]:
@@ -396,6 +431,8 @@ def name_instruction(ins: InstructionAnalysis, namer: Namer | None = None) -> In
         operand_dims = ()
         if op.index < len(instr.operands) and instr.operands[op.index].shape.is_array:
             operand_dims = namer.output_names(instr.operands[op.index])
+            if not any(n for n, _ in operand_dims):
+                operand_dims = _operand_names(instr, op.index) or operand_dims
         i2o = i2o_names(instr, op.index, source.input_to_output, operand_dims)
         operands.append(
             replace(
@@ -415,6 +452,16 @@ def name_instruction(ins: InstructionAnalysis, namer: Namer | None = None) -> In
         )
         operands[-1].runtime_vars = _renamed_runtime_vars(operands[-1])
     return replace(ins, operands=operands)
+
+
+def _operand_names(instr: Instruction, operand_id: int) -> tuple[Named, ...] | None:
+    """An operand's dims named by the op's rule when its producer gives them no names."""
+    try:
+        found = attention_operand_names(instr, operand_id)
+    except Exception:  # a reading aid: plain names then
+        return None
+    rank = len(instr.operands[operand_id].shape.dims)
+    return found if found is not None and len(found) == rank else None
 
 
 def _renamed_runtime_vars(op: Any) -> list[Any]:
