@@ -80,9 +80,18 @@ def chain_report(
     }
 
 
-def composition_trees(analysis: Any, spelling: str = "floordiv") -> list[dict[str, Any]]:
-    """For each fusion or call: each operand map with the composition steps that built it."""
+def composition_trees(
+    analysis: Any, spelling: str = "floordiv", names: str = "plain"
+) -> list[dict[str, Any]]:
+    """For each fusion or call: each operand map with the composition steps that built it
+    (``names="roles"``: each step's variables named as ``--names roles`` names them)."""
     from ..maps.printer import format_map
+
+    namer = None
+    if names == "roles":
+        from .role_names import Namer, named_steps
+
+        namer = Namer()
 
     trees: list[dict[str, Any]] = []
     for ins in analysis.instructions:
@@ -97,12 +106,14 @@ def composition_trees(analysis: Any, spelling: str = "floordiv") -> list[dict[st
         maps: list[dict[str, Any]] = []
         for out_id, output in enumerate(computation_outputs(comp)):
             reached = grouped_output_to_input(output, record=True)
+            renamed = named_steps(instr, out_id, output, reached, namer) if namer else {}
             for k in range(len(instr.operands)):
                 p = params.get(k)
                 r = reached.get(p) if p is not None else None
                 if r is None:
                     continue
                 for t in r.maps:
+                    steps = renamed.get(id(t), t.steps)
                     maps.append(
                         {
                             "output": out_id,
@@ -114,7 +125,7 @@ def composition_trees(analysis: Any, spelling: str = "floordiv") -> list[dict[st
                                     "opcode": step.opcode,
                                     "map": format_map(step.map, spelling),
                                 }
-                                for step in t.steps
+                                for step in steps
                             ],
                         }
                     )

@@ -475,6 +475,44 @@ def _renamed_runtime_vars(op: Any) -> list[Any]:
     return listed
 
 
+def named_steps(
+    instr: Instruction, out_id: int, output: Instruction, reached: dict, namer: Namer
+) -> dict[int, tuple]:
+    """``--tree``: the composition steps of each map of a fusion's walk from ``output`` (keyed
+    by the id of the plain ``Tracked`` in ``reached``), named: range and runtime variables by
+    the ops that introduce them (the body walked again with named tables), dims by the
+    fusion's output. A map whose named walk, renamed back, is not its plain one stays plain."""
+    from .fusion import grouped_output_to_input
+
+    out: dict[int, tuple] = {}
+    try:
+        again = grouped_output_to_input(output, record=True, rules=_NamedTables(fused=True))
+        dims = tuple(n for n, _ in namer.output_names(instr, out_id))
+    except Exception:  # a reading aid: plain steps then
+        return out
+    for reached_instr, r in reached.items():
+        twin = again.get(reached_instr)
+        if twin is None or len(twin.maps) != len(r.maps):
+            continue
+        for t, n in zip(r.maps, twin.maps, strict=True):
+            if len(t.steps) != len(n.steps) or any(
+                plain(b.map) != a.map for a, b in zip(t.steps, n.steps, strict=True)
+            ):
+                continue
+            out[id(t)] = tuple(
+                replace(b, map=named(b.map, _step_names(b.map, dims))) for b in n.steps
+            )
+    return out
+
+
+def _step_names(m: IndexingMap, dims: tuple[str, ...]) -> VarNames:
+    return VarNames(
+        dims if len(dims) == m.num_dims else (),
+        tuple(v.name for v in m.range_vars),
+        tuple(v.name for v in m.rt_vars),
+    )
+
+
 def name_each(analyses: Iterable[InstructionAnalysis]) -> Iterator[InstructionAnalysis]:
     """Each analysis named by role, as it comes (one namer for the module)."""
     namer = Namer()
@@ -487,4 +525,4 @@ def name_module(analysis: ModuleAnalysis) -> ModuleAnalysis:
     return replace(analysis, instructions=list(name_each(analysis.instructions)))
 
 
-__all__ = ["Namer", "name_each", "name_instruction", "name_module", "o2i_names"]
+__all__ = ["Namer", "name_each", "name_instruction", "name_module", "named_steps", "o2i_names"]
