@@ -150,8 +150,18 @@ def names_through(m: IndexingMap, operand: tuple[Named, ...]) -> list[Named]:
                 out[d] = (f"{name}_{k}", f"part {k} of {name}")
         elif all(used[p] == {d} for p in ps) and all(operand[p][0] for p in ps):
             merged = [operand[p][0] for p in ps]
-            out[d] = ("_".join(merged), "merge of " + ", ".join(merged))
+            out[d] = _merged(merged)
     return out
+
+
+def _merged(names: list[str]) -> Named:
+    """The name of dims merged back into one: the parts of one split (``m_hi``, ``m_lo`` in
+    that order) are that dim again (``m``); other names joined (``b_m``)."""
+    base = names[0].rpartition("_")[0]
+    parts = ["hi", "lo"] if len(names) == 2 else [str(k) for k in range(len(names))]
+    if base and names == [f"{base}_{p}" for p in parts]:
+        return base, f"{base}, its parts merged again"
+    return "_".join(names), "merge of " + ", ".join(names)
 
 
 def _range_places(m: IndexingMap) -> list[int | None]:
