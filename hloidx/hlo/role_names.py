@@ -340,20 +340,24 @@ def _names_of(instr: Instruction, maps: list, namer: Namer, found: dict, roles: 
 
 
 def i2o_names(
-    instr: Instruction, operand_id: int, maps: list[IndexingMap], dims: tuple[Named, ...]
+    instr: Instruction,
+    operand_id: int,
+    maps: list[IndexingMap],
+    dims: tuple[Named, ...],
+    namer: Namer | None = None,
 ) -> list[VarNames]:
     """A VarNames for each input-to-output map of one operand: its dims are the operand's; a
     dot's range variables, the other side's free dims, are matched as output-to-input ones."""
     found: dict[IndexingMap, IndexingMap] = {}
     roles: dict[str, str] = {}
-    if any(m.range_vars for m in maps) and instr.opcode not in ("fusion", "call"):
+    if any(m.range_vars or m.rt_vars for m in maps) and instr.opcode not in ("fusion", "call"):
         try:
             if instr.opcode == "dot":
                 found = _dot_i2o_twins(instr, operand_id)
                 role = "rhs free" if operand_id == 0 else "lhs free"
                 roles = {v.name: role for t in found.values() for v in t.range_vars if v.name}
             else:
-                found, roles = _i2o_twins(instr, operand_id)
+                found, roles = _i2o_twins(instr, operand_id, namer or Namer())
         except Exception:  # a reading aid: plain symbols then
             found = {}
     out = []
@@ -361,15 +365,18 @@ def i2o_names(
         named_dims = dims if len(dims) == m.num_dims else ()
         twin = found.get(m)
         ranges: tuple[Named, ...] = ()
+        rts: tuple[Named, ...] = ()
         if twin is not None:
             ranges = tuple((v.name, roles.get(v.name, "")) for v in twin.range_vars)
-        out.append(_var_names(named_dims, ranges, ()))
+            rts = tuple((v.name, roles.get(v.name, "")) for v in twin.rt_vars)
+        out.append(_var_names(named_dims, ranges, rts))
     return out
 
 
-def _i2o_twins(instr: Instruction, operand_id: int) -> tuple[dict, dict[str, str]]:
+def _i2o_twins(instr: Instruction, operand_id: int, namer: Namer) -> tuple[dict, dict[str, str]]:
     """The rule's input-to-output maps of one operand with named range variables, by the map
-    renamed back (matched as the output-to-input ones are)."""
+    renamed back (matched as the output-to-input ones are). A range variable that is a whole
+    output index on its own (every output element along that dim) takes that dim's name."""
     from . import fusion
 
     table = fusion.input_to_output(instr)
@@ -378,16 +385,37 @@ def _i2o_twins(instr: Instruction, operand_id: int) -> tuple[dict, dict[str, str
     row = table[operand_id] if operand_id < len(table) else ()
     cells = row.stored() if isinstance(row, SparseRow) else enumerate(row)
     for out_id, cell in cells:
+        rts = runtime_names(cell.runtime_vars)
         for m in cell.maps:
-            if m.is_undefined or m.is_known_empty or not m.range_vars:
+            if m.is_undefined or m.is_known_empty or not (m.range_vars or m.rt_vars):
                 continue
             names = i2o_range_names(instr, operand_id, m, out_id)
-            if not any(n for n, _ in names):
+            names = _whole_dims(instr, m, names, namer, out_id)
+            if not any(n for n, _ in names + rts):
                 continue
-            roles.update((n, r) for n, r in names if n)
-            simplified = simplify_map(with_symbol_names(m, names, []))
+            roles.update((n, r) for n, r in names + rts if n)
+            simplified, _ = drop_unused_runtime_vars(
+                simplify_map(with_symbol_names(m, names, rts)), tuple(cell.runtime_vars)
+            )
             found.setdefault(plain(simplified), simplified)
     return found, roles
+
+
+def _whole_dims(
+    instr: Instruction, m: IndexingMap, names: list[Named], namer: Namer, out_id: int
+) -> list[Named]:
+    from ..maps.expr import Var, VarKind
+
+    out = list(names) + [("", "")] * (m.num_range_vars - len(names))
+    out_dims: tuple[Named, ...] | None = None
+    for p, r in enumerate(m.results):
+        if isinstance(r, Var) and r.kind == VarKind.RANGE and not out[r.index][0]:
+            if out_dims is None:
+                out_dims = namer.output_names(instr, out_id)
+            if p < len(out_dims) and out_dims[p][0]:
+                name, role = out_dims[p]
+                out[r.index] = (name, f"every {role or name}")
+    return out
 
 
 def _dot_i2o_twins(instr: Instruction, operand_id: int) -> dict[IndexingMap, IndexingMap]:
@@ -433,7 +461,7 @@ def name_instruction(ins: InstructionAnalysis, namer: Namer | None = None) -> In
             operand_dims = namer.output_names(instr.operands[op.index])
             if not any(n for n, _ in operand_dims):
                 operand_dims = _operand_names(instr, op.index) or operand_dims
-        i2o = i2o_names(instr, op.index, source.input_to_output, operand_dims)
+        i2o = i2o_names(instr, op.index, source.input_to_output, operand_dims, namer)
         operands.append(
             replace(
                 source,
@@ -465,14 +493,21 @@ def _operand_names(instr: Instruction, operand_id: int) -> tuple[Named, ...] | N
 
 
 def _renamed_runtime_vars(op: Any) -> list[Any]:
-    """The runtime variables listed under the names the (first) map with them prints."""
+    """The runtime variables listed under the names the (first) map with them prints, each
+    one's map (output index -> the element its value is read from) with that map's dim names."""
     listed = op.runtime_vars
     for m in op.output_to_input:
         if m.rt_vars and len(m.rt_vars) == len(listed):
+            dims = VarNames(tuple(v.name for v in m.dim_vars))
             return [
-                (v.name or entry[0], *entry[1:]) for v, entry in zip(m.rt_vars, listed, strict=True)
+                (v.name or name, producer, _dims_named(rt_map, dims), *rest)
+                for v, (name, producer, rt_map, *rest) in zip(m.rt_vars, listed, strict=True)
             ]
     return listed
+
+
+def _dims_named(m: IndexingMap, dims: VarNames) -> IndexingMap:
+    return named(m, dims) if m.num_dims == len(dims.dims) else m
 
 
 def named_steps(
