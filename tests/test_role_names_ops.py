@@ -25,6 +25,7 @@ from hloidx.maps.printer import format_map
 from hloidx.maps.syntax import parse_map
 from hloidx.maps.traversal import evaluate
 from hloidx.maps.var_names import plain
+from tests.paths import DATA as TEST_DATA
 
 # TransformerEngine forward attention, BSHD (qkv_layout 9), no mask, no bias: B=2, Sq=3,
 # Skv=5, H=4 query heads over Hk=2 key/value heads (a group of 2), Q/K head dim 6, V head dim 7.
@@ -266,3 +267,40 @@ def test_summary_names_roles(tmp_path):
     assert lines[at + 1].index("(") > lines[at].index("lhs f32")  # under the operand column
     # the table itself is the plain one with the map lines taken out
     assert [x for x in lines if x not in (lines[at + 1], lines[at + 3])] == plain_text.splitlines()
+
+
+ATTENTION_DATA = TEST_DATA / "gpu" / "attention"
+
+
+@pytest.mark.parametrize(
+    "name", ["bhsd_softmax_fwd_bwd", "bshd_flash_bias_fwd_bwd", "padding_dropout_fwd_bwd"]
+)
+def test_cudnn_attention_named_maps_renamed_back_are_plain(name):
+    before = analyze(parse_hlo((ATTENTION_DATA / f"{name}.hlo").read_text()), verify=False)
+    after = name_module(before)
+    calls = 0
+    for ins, named_ins in zip(before.instructions, after.instructions, strict=True):
+        if ins.opcode != "custom-call":
+            continue
+        calls += 1
+        for op, named_op in zip(ins.operands, named_ins.operands, strict=True):
+            for direction in ("output_to_input", "input_to_output"):
+                for m, n in zip(getattr(op, direction), getattr(named_op, direction), strict=True):
+                    assert format_map(plain(n)) == format_map(m)
+    assert calls >= 2
+
+
+def test_cudnn_attention_roles():
+    # XLA's cuDNN forward call [B=2, H=6, S=1024, D=64], causal: O[b, h, s, e] reads
+    # K[b, h, t, :] for every key position t <= s
+    module = parse_hlo((ATTENTION_DATA / "bhsd_softmax_fwd_bwd.hlo").read_text())
+    named = name_module(analyze(module, verify=False))
+    k = _operand(named, "fmha-bmm-softmax-bmm", 1).output_to_input[0]
+    assert _head(k) == "(b, h, sq, dv)[skv, dqk] -> (b, h, skv, dqk)"
+    assert _at(k, b=1, h=5, sq=3, dv=0, skv=3, dqk=63) == (1, 5, 3, 63)
+    assert _at(k, b=1, h=5, sq=3, dv=0, skv=4, dqk=63) is None  # a later key: masked
+    # the backward call's dK [B, Hk, Skv, D] output
+    back = _operand(named, "fmha-bmm-softmax-bmm-backward", 0)
+    dims = [[v.name for v in m.dim_vars] for m in back.output_to_input]
+    assert ["b", "hkv", "skv", "dqk"] in dims
+    assert ["b", "h", "sq", "dqk"] in dims
