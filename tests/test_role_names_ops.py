@@ -304,3 +304,19 @@ def test_cudnn_attention_roles():
     dims = [[v.name for v in m.dim_vars] for m in back.output_to_input]
     assert ["b", "hkv", "skv", "dqk"] in dims
     assert ["b", "h", "sq", "dqk"] in dims
+
+
+def test_padding_mask_sequence_lengths_named():
+    # mask_type 1 (padding): batch b reads cu_seqlens[b] and cu_seqlens[b + 1]
+    text = OPS.replace("mask_type = 0", "mask_type = 1")
+    named = name_module(analyze(parse_hlo(text), verify=False))
+    cu = _operand(named, "att", 5)
+    m = cu.output_to_input[0]
+    assert [v.name for v in m.range_vars] == ["edge"]
+    assert _at(m, b=1, sq=0, h=0, dv=0, edge=0) == (1,)
+    assert _at(m, b=1, sq=0, h=0, dv=0, edge=1) == (2,)
+    # cu_seqlens[c] is read by batches c - 1 and c, at every query position, head and feature
+    i2o = cu.input_to_output[0]
+    assert [v.name for v in i2o.range_vars] == ["edge", "sq", "h", "dv"]
+    assert _at(i2o, d0=2, edge=1, sq=2, h=3, dv=6) == (1, 2, 3, 6)
+    assert _at(i2o, d0=2, edge=0, sq=2, h=3, dv=6) is None  # batch 2 does not exist

@@ -230,9 +230,35 @@ def _attention_ranges(
     from .rules.attention import range_symbols
 
     symbols = range_symbols(instr, out_id, operand_id, inverse)
-    if symbols is None or len(symbols) != count:
+    if symbols is None:
+        return _seqlens_ranges(instr, out_id, operand_id, count, inverse)
+    if len(symbols) != count:
         return []
     return [_ATTENTION.get(sym, _NONE) for sym in symbols]
+
+
+def _seqlens_ranges(
+    instr: Instruction, out_id: int, operand_id: int, count: int, inverse: bool
+) -> list[Named]:
+    """A padding mask's cumulative sequence lengths: batch ``b`` reads ``cu[b + edge]``, its
+    sequence's start (``edge`` 0) and end (1); every other output dim is reached from them."""
+    from .rules.attention import KERNELS, dims_of, outputs_of
+
+    kernel = KERNELS[instr.attributes.get("custom_call_target", "").strip('" ')](instr)
+    if out_id >= len(kernel.outputs):
+        return []
+    out, reads = kernel.outputs[out_id]
+    if reads.get(operand_id) != "seqlens":
+        return []
+    names = [("edge", "start (0) or end (1) of the batch's sequence in the cumulative lengths")]
+    if inverse:
+        sizes = dims_of(outputs_of(instr)[out_id])
+        names += [
+            _ATTENTION.get(sym, _NONE)
+            for sym, n in zip(out, sizes, strict=True)
+            if sym != "b" and n > 1
+        ]
+    return names if len(names) == count else []
 
 
 def _window_pairs(m: IndexingMap) -> list[Named]:
