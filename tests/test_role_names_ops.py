@@ -320,3 +320,13 @@ def test_padding_mask_sequence_lengths_named():
     assert [v.name for v in i2o.range_vars] == ["edge", "sq", "h", "dv"]
     assert _at(i2o, d0=2, edge=1, sq=2, h=3, dv=6) == (1, 2, 3, 6)
     assert _at(i2o, d0=2, edge=0, sq=2, h=3, dv=6) is None  # batch 2 does not exist
+
+
+def test_notebook_summary_of_a_named_analysis():
+    import hloidx
+
+    named = hloidx.analyze(DOT, names="roles").summary()
+    lhs = named.as_dict()["rows"][0]["operands"][0]
+    assert lhs["named_maps"][0].startswith("(b, m, n)[k] -> (b, k, m), domain:")
+    assert "(b, m, n)[k] -> (b, k, m)" in str(named)
+    assert "named_maps" not in hloidx.analyze(DOT).summary().as_dict()["rows"][0]["operands"][0]

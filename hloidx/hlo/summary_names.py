@@ -25,7 +25,9 @@ def add_named_maps(doc: dict[str, Any], analysis: ModuleAnalysis, spelling: str 
         ins = by_place.get((row.get("computation", ""), row["name"]))
         if ins is None or ins.instruction is None:
             continue
-        named = name_instruction(ins, namer)
+        named = ins  # an analysis named already (``analyze(..., names="roles")``)
+        if all(op.map_names is None for op in ins.operands):
+            named = name_instruction(ins, namer)
         for entry, op in zip(row["operands"], named.operands, strict=False):
             names = op.map_names[0] if op.map_names else [None] * len(op.output_to_input)
             shown = [
