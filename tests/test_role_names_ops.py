@@ -330,3 +330,27 @@ def test_notebook_summary_of_a_named_analysis():
     assert lhs["named_maps"][0].startswith("(b, m, n)[k] -> (b, k, m), domain:")
     assert "(b, m, n)[k] -> (b, k, m)" in str(named)
     assert "named_maps" not in hloidx.analyze(DOT).summary().as_dict()["rows"][0]["operands"][0]
+
+
+def test_from_to_chain_named():
+    # s[i] = sum_j x[i, j]; b[i, k] = s[i]: b reads x[i, r] for every r (the reduced dim)
+    from hloidx.hlo.chains import chain_report
+
+    text = (
+        "HloModule c\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[2,5] parameter(0)\n"
+        "  zero = f32[] constant(0)\n  sum = f32[2] reduce(x, zero), dimensions={1}, to_apply=add\n"
+        "  ROOT bc = f32[2,3] broadcast(sum), dimensions={0}\n}\n"
+    )
+    module = parse_hlo(text)
+    before = chain_report(module, "bc", "x")
+    assert chain_report(module, "bc", "x", names="plain") == before
+    after = chain_report(module, "bc", "x", names="roles")
+    assert after["maps"] == [
+        "(d0, d1)[r] -> (d0, r), domain: d0 in [0, 1], d1 in [0, 2], r in [0, 4]"
+    ]
+    for m, p in zip(after["maps"], before["maps"], strict=True):
+        assert format_map(plain(parse_map(m))) == p
+    for path, plain_path in zip(after["paths"], before["paths"], strict=True):
+        for s, p in zip(path, plain_path, strict=True):
+            assert format_map(plain(parse_map(s["map"]))) == p["map"]

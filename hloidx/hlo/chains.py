@@ -40,6 +40,7 @@ def chain_report(
     simplify: bool = True,
     verify: bool = True,
     spelling: str = "floordiv",
+    names: str = "plain",
 ) -> dict[str, Any]:
     from ..maps.printer import format_map
     from ..maps.utilization import utilization
@@ -47,11 +48,17 @@ def chain_report(
     consumer, producer, reached = chain_maps(module, a, b)
     maps = [t.map for t in reached.maps]
     util = utilization(maps, producer.shape.dims) if producer.shape.is_array and maps else None
+    renamed: dict[int, tuple] = {}
+    if names == "roles":  # the same maps, their variables named (printed only)
+        from .role_names import Namer, named_steps
+
+        renamed = named_steps(consumer, 0, consumer, {producer: reached}, Namer(), producer)
+    shown = [renamed.get(id(t), (t.map, t.steps)) for t in reached.maps]
     return {
         "schema_version": 1,
         "from": consumer.name,
         "to": producer.name,
-        "maps": [format_map(m, spelling) for m in maps] or ["UNDEFINED"],
+        "maps": [format_map(m, spelling) for m, _ in shown] or ["UNDEFINED"],
         "exact": all(t.exact for t in reached.maps) and not reached.unknown,
         "status": "unknown"
         if reached.unknown or any(m.is_undefined for m in maps)
@@ -64,9 +71,9 @@ def chain_report(
                     "opcode": s.opcode,
                     "map": format_map(s.map, spelling),
                 }
-                for s in t.steps
+                for s in steps
             ]
-            for t in reached.maps
+            for _, steps in shown
         ],
         # composition deduplicates: several paths that give one map are kept once
         "paths_shown": "one path per distinct map (other paths that give the same map are "
@@ -113,7 +120,7 @@ def composition_trees(
                 if r is None:
                     continue
                 for t in r.maps:
-                    steps = renamed.get(id(t), t.steps)
+                    steps = renamed[id(t)][1] if id(t) in renamed else t.steps
                     maps.append(
                         {
                             "output": out_id,

@@ -511,32 +511,47 @@ def _dims_named(m: IndexingMap, dims: VarNames) -> IndexingMap:
 
 
 def named_steps(
-    instr: Instruction, out_id: int, output: Instruction, reached: dict, namer: Namer
+    instr: Instruction,
+    out_id: int,
+    output: Instruction,
+    reached: dict,
+    namer: Namer,
+    stop_at: Instruction | None = None,
 ) -> dict[int, tuple]:
-    """``--tree``: the composition steps of each map of a fusion's walk from ``output`` (keyed
-    by the id of the plain ``Tracked`` in ``reached``), named: range and runtime variables by
-    the ops that introduce them (the body walked again with named tables), dims by the
-    fusion's output. A map whose named walk, renamed back, is not its plain one stays plain."""
+    """``--tree`` and ``--from/--to``: each map of a walk from ``output`` (keyed by the id of
+    the plain ``Tracked`` in ``reached``) as ``(named map, named steps)``: range and runtime
+    variables named by the ops that introduce them (the walk made again with named tables),
+    dims by ``instr``'s output ``out_id``. A map whose named walk, renamed back, is not its
+    plain one is left out (it prints plain)."""
     from .fusion import grouped_output_to_input
 
     out: dict[int, tuple] = {}
     try:
-        again = grouped_output_to_input(output, record=True, rules=_NamedTables(fused=True))
+        tables = _NamedTables(fused=True)
+        again = grouped_output_to_input(output, record=True, stop_at=stop_at, rules=tables)
         dims = tuple(n for n, _ in namer.output_names(instr, out_id))
     except Exception:  # a reading aid: plain steps then
         return out
+
+    def same(t: Any, n: Any) -> bool:
+        return (
+            plain(n.map) == t.map
+            and len(t.steps) == len(n.steps)
+            and all(plain(b.map) == a.map for a, b in zip(t.steps, n.steps, strict=True))
+        )
+
     for reached_instr, r in reached.items():
         twin = again.get(reached_instr)
-        if twin is None or len(twin.maps) != len(r.maps):
+        if twin is None:
             continue
-        for t, n in zip(r.maps, twin.maps, strict=True):
-            if len(t.steps) != len(n.steps) or any(
-                plain(b.map) != a.map for a, b in zip(t.steps, n.steps, strict=True)
-            ):
-                continue
-            out[id(t)] = tuple(
-                replace(b, map=named(b.map, _step_names(b.map, dims))) for b in n.steps
-            )
+        for t in r.maps:
+            # named paths that differ only in names are not merged: the first that matches
+            n = next((n for n in twin.maps if same(t, n)), None)
+            if n is not None:
+                steps = tuple(
+                    replace(b, map=named(b.map, _step_names(b.map, dims))) for b in n.steps
+                )
+                out[id(t)] = (named(n.map, _step_names(n.map, dims)), steps)
     return out
 
 
