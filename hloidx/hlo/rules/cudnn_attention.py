@@ -24,6 +24,7 @@ from ..ir import Instruction
 from ..rule_registry import IndexingTable
 from ._common import unsupported
 from .attention import (
+    KERNELS,
     Access,
     Attention,
     Kernel,
@@ -236,3 +237,4 @@ def fmha_input_to_output(instr: Instruction) -> IndexingTable:
 
 for _target in (*_FORWARD, *_BACKWARD):
     register_custom_call_rules(_target, fmha_output_to_input, fmha_input_to_output)
+    KERNELS[_target] = _kernel
