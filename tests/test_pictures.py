@@ -23,6 +23,7 @@ from hloidx.hlo.analysis import analyze
 from hloidx.hlo.syntax import parse_hlo
 from hloidx.pictures import operand_picture, read_counts
 from hloidx.pictures.grid import picture
+from hloidx.pictures.page_data import unpack
 from hloidx.pictures.svg import svg
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -211,12 +212,12 @@ def test_html_report_is_self_contained_and_holds_the_pictures(tmp_path: Path) ->
     assert result.exit_code == 0
     page = _Page()
     page.feed(result.stdout)
-    assert page.tags["svg"] >= 10
     assert page.tags["table"] == 1
     assert not page.external  # no network
-    assert page.tags["script"] == 1
-    for chunk in result.stdout.split("<svg")[1:]:
-        ET.fromstring("<svg" + chunk.split("</svg>")[0] + "</svg>")  # each picture is valid SVG
+    assert page.tags["script"] == 2  # the page's data (JSON) and its own script, nothing else
+    assert "<script src" not in result.stdout
+    _, data = unpack(result.stdout)
+    assert data["pictures"] >= 10  # drawn by the page when their instruction is opened
 
 
 def test_html_report_in_a_browser(tmp_path: Path) -> None:
@@ -231,9 +232,18 @@ def test_html_report_in_a_browser(tmp_path: Path) -> None:
         page = chromium.new_page()
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(report.as_uri())
+        page.wait_for_selector("body[data-ready]")
         assert not errors
-        assert all(svg_el.is_visible() for svg_el in page.query_selector_all("svg"))
+        page.click("#open-all")  # every instruction opened: its maps and pictures written
+        pictures = page.query_selector_all("svg")
+        assert len(pictures) >= 10
+        assert all(svg_el.is_visible() for svg_el in pictures)
+        for markup in page.eval_on_selector_all(
+            "svg", "all => all.map(s => new XMLSerializer().serializeToString(s))"
+        ):
+            ET.fromstring(markup)  # each picture is valid SVG
         page.click("#summary th:nth-child(6)")  # reads, ascending
         reads = page.eval_on_selector_all(
             "#summary tbody tr td:nth-child(6)",
@@ -246,6 +256,7 @@ def test_html_report_in_a_browser(tmp_path: Path) -> None:
             "cells => cells.map(c => parseFloat(c.getAttribute('data-value')))",
         )
         assert reads == sorted(reads, reverse=True)
+        assert not errors
         chromium.close()
 
 

@@ -250,6 +250,7 @@ def _chain(text: str, where: str, options: MapsOptions, from_: str, to: str) -> 
         simplify=options.simplify,
         verify=options.verify,
         spelling=options.spelling,
+        names=getattr(options, "names", "plain"),
     )
     if options.fmt == "json":
         click.echo(json.dumps(doc, indent=2))

@@ -163,7 +163,7 @@ def _analyse_text(
     if options.tree:
         from ..hlo.chains import composition_trees
 
-        trees = composition_trees(analysis, options.spelling)
+        trees = composition_trees(analysis, options.spelling, getattr(options, "names", "plain"))
     if options.fmt == "json":
         outcome.doc = module_to_json(analysis, options.spelling)
         if trees is not None:

@@ -9,7 +9,7 @@ import sys
 import click
 
 from ..render.summary import add_coalescing, add_estimates, loop_trip_count, summary_lines
-from .options import global_options, language_option
+from .options import global_options, language_option, names_option
 
 #: ``hloidx.hlo.summary.SORT_KEYS``, spelled out so that ``--help`` loads no analysis layer
 #: (tests/test_startup.py checks that they agree)
@@ -56,6 +56,7 @@ SORT_KEYS = ("total", "reads", "distinct", "name", "size")
     "Model Explorer node data, for model-explorer FILE --extensions=hloidx.model_explorer "
     "--node_data_paths=OUT.json).",
 )
+@names_option
 @language_option
 @global_options
 def summary(
@@ -66,6 +67,7 @@ def summary(
     no_group: bool,
     no_verify: bool,
     fmt: str,
+    names: str,
     language: str,
 ) -> None:
     """A triage table of an HLO module: which ops read how much of what, and how sure that is.
@@ -86,7 +88,9 @@ def summary(
     and the ops without a rule with the number of operands they leave UNDEFINED. With --device,
     a column says whether each fusion operand's reads are coalesced on that GPU (see `hloidx
     coalescing`) and another its estimated time (see `hloidx cost`); --sort time puts the
-    slowest kernel first.
+    slowest kernel first. With --names roles, each operand row also shows its maps (text: without
+    their domains; JSON: `named_maps` in full and each map's `variables`, name, kind and role),
+    their variables named by what they index (see `hloidx maps --names`).
 
     \b
     Examples:
@@ -96,6 +100,7 @@ def summary(
       hloidx summary tests/data/gpu/view/coalescing.hlo --device a100
       hloidx summary samples/corpus/cnn_pool_batchnorm.opt.hlo --no-group --sort reads
       hloidx summary tests/data/gpu/view/coalescing.hlo --device a100 --sort time
+      hloidx summary samples/seed000/dot.hlo --names roles
     """
     from ..hlo.analysis import analyze
     from ..hlo.summary import summarize
@@ -122,6 +127,10 @@ def summary(
             group=not no_group,
             trip_counts=loop_trip_count,
         )
+        if names == "roles":
+            from ..hlo.summary_names import add_named_maps
+
+            add_named_maps(doc, analysis)
     if device is not None:
         add_coalescing(doc, module, device)
         add_estimates(doc, module, device, sort)

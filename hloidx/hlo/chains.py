@@ -40,6 +40,7 @@ def chain_report(
     simplify: bool = True,
     verify: bool = True,
     spelling: str = "floordiv",
+    names: str = "plain",
 ) -> dict[str, Any]:
     from ..maps.printer import format_map
     from ..maps.utilization import utilization
@@ -47,11 +48,17 @@ def chain_report(
     consumer, producer, reached = chain_maps(module, a, b)
     maps = [t.map for t in reached.maps]
     util = utilization(maps, producer.shape.dims) if producer.shape.is_array and maps else None
+    renamed: dict[int, tuple] = {}
+    if names == "roles":  # the same maps, their variables named (printed only)
+        from .role_names import Namer, named_steps
+
+        renamed = named_steps(consumer, 0, consumer, {producer: reached}, Namer(), producer)
+    shown = [renamed.get(id(t), (t.map, t.steps)) for t in reached.maps]
     return {
         "schema_version": 1,
         "from": consumer.name,
         "to": producer.name,
-        "maps": [format_map(m, spelling) for m in maps] or ["UNDEFINED"],
+        "maps": [format_map(m, spelling) for m, _ in shown] or ["UNDEFINED"],
         "exact": all(t.exact for t in reached.maps) and not reached.unknown,
         "status": "unknown"
         if reached.unknown or any(m.is_undefined for m in maps)
@@ -64,9 +71,9 @@ def chain_report(
                     "opcode": s.opcode,
                     "map": format_map(s.map, spelling),
                 }
-                for s in t.steps
+                for s in steps
             ]
-            for t in reached.maps
+            for _, steps in shown
         ],
         # composition deduplicates: several paths that give one map are kept once
         "paths_shown": "one path per distinct map (other paths that give the same map are "
@@ -80,9 +87,18 @@ def chain_report(
     }
 
 
-def composition_trees(analysis: Any, spelling: str = "floordiv") -> list[dict[str, Any]]:
-    """For each fusion or call: each operand map with the composition steps that built it."""
+def composition_trees(
+    analysis: Any, spelling: str = "floordiv", names: str = "plain"
+) -> list[dict[str, Any]]:
+    """For each fusion or call: each operand map with the composition steps that built it
+    (``names="roles"``: each step's variables named as ``--names roles`` names them)."""
     from ..maps.printer import format_map
+
+    namer = None
+    if names == "roles":
+        from .role_names import Namer, named_steps
+
+        namer = Namer()
 
     trees: list[dict[str, Any]] = []
     for ins in analysis.instructions:
@@ -97,12 +113,14 @@ def composition_trees(analysis: Any, spelling: str = "floordiv") -> list[dict[st
         maps: list[dict[str, Any]] = []
         for out_id, output in enumerate(computation_outputs(comp)):
             reached = grouped_output_to_input(output, record=True)
+            renamed = named_steps(instr, out_id, output, reached, namer) if namer else {}
             for k in range(len(instr.operands)):
                 p = params.get(k)
                 r = reached.get(p) if p is not None else None
                 if r is None:
                     continue
                 for t in r.maps:
+                    steps = renamed[id(t)][1] if id(t) in renamed else t.steps
                     maps.append(
                         {
                             "output": out_id,
@@ -114,7 +132,7 @@ def composition_trees(analysis: Any, spelling: str = "floordiv") -> list[dict[st
                                     "opcode": step.opcode,
                                     "map": format_map(step.map, spelling),
                                 }
-                                for step in t.steps
+                                for step in steps
                             ],
                         }
                     )

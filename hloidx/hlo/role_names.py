@@ -26,9 +26,12 @@ from .analysis import InstructionAnalysis, ModuleAnalysis, drop_unused_runtime_v
 from .ir import Computation, Instruction
 from .roles import (
     Named,
+    attention_operand_names,
+    attention_output_names,
     convolution_output_names,
     dot_output_names,
     gather_output_names,
+    i2o_range_names,
     names_through,
     range_names,
     runtime_names,
@@ -131,6 +134,10 @@ class Namer:
             return dot_output_names(instr)
         if op == "convolution":
             return convolution_output_names(instr)
+        if op == "custom-call":
+            found = attention_output_names(instr, out_id)
+            if found is not None and len(found) == rank:
+                return found
         if op in ("fusion", "call"):
             from .fusion import body_of, computation_outputs
 
@@ -224,23 +231,23 @@ class _NamedTables:
         if instr.opcode in ("fusion", "call", "conditional", "while"):
             return table
 
-        def name_cell(j: int, cell: Any) -> Any:
+        def name_cell(j: int, cell: Any, out_id: int) -> Any:
             if not any(m.range_vars or m.rt_vars for m in cell.maps):
                 return cell  # nothing to name (most cells: elementwise, tuples, shapes)
             rts = self._own(instr, runtime_names(cell.runtime_vars))
             maps = tuple(
-                with_symbol_names(m, self._own(instr, range_names(instr, j, m)), rts)
+                with_symbol_names(m, self._own(instr, range_names(instr, j, m, out_id)), rts)
                 for m in cell.maps
             )
             return replace(cell, maps=maps)
 
         named_rows: list[Any] = []
-        for row in table:
+        for out_id, row in enumerate(table):
             if isinstance(row, SparseRow):
-                cells = {j: name_cell(j, cell) for j, cell in row.stored()}
-                named_rows.append(SparseRow(len(row), cells, name_cell(-1, row.default)))
+                cells = {j: name_cell(j, cell, out_id) for j, cell in row.stored()}
+                named_rows.append(SparseRow(len(row), cells, name_cell(-1, row.default, out_id)))
             else:
-                named_rows.append([name_cell(j, cell) for j, cell in enumerate(row)])
+                named_rows.append([name_cell(j, cell, out_id) for j, cell in enumerate(row)])
         return named_rows
 
 
@@ -333,14 +340,24 @@ def _names_of(instr: Instruction, maps: list, namer: Namer, found: dict, roles: 
 
 
 def i2o_names(
-    instr: Instruction, operand_id: int, maps: list[IndexingMap], dims: tuple[Named, ...]
+    instr: Instruction,
+    operand_id: int,
+    maps: list[IndexingMap],
+    dims: tuple[Named, ...],
+    namer: Namer | None = None,
 ) -> list[VarNames]:
     """A VarNames for each input-to-output map of one operand: its dims are the operand's; a
     dot's range variables, the other side's free dims, are matched as output-to-input ones."""
     found: dict[IndexingMap, IndexingMap] = {}
-    if instr.opcode == "dot" and any(m.range_vars for m in maps):
+    roles: dict[str, str] = {}
+    if any(m.range_vars or m.rt_vars for m in maps) and instr.opcode not in ("fusion", "call"):
         try:
-            found = _dot_i2o_twins(instr, operand_id)
+            if instr.opcode == "dot":
+                found = _dot_i2o_twins(instr, operand_id)
+                role = "rhs free" if operand_id == 0 else "lhs free"
+                roles = {v.name: role for t in found.values() for v in t.range_vars if v.name}
+            else:
+                found, roles = _i2o_twins(instr, operand_id, namer or Namer())
         except Exception:  # a reading aid: plain symbols then
             found = {}
     out = []
@@ -348,10 +365,56 @@ def i2o_names(
         named_dims = dims if len(dims) == m.num_dims else ()
         twin = found.get(m)
         ranges: tuple[Named, ...] = ()
+        rts: tuple[Named, ...] = ()
         if twin is not None:
-            role = "rhs free" if operand_id == 0 else "lhs free"
-            ranges = tuple((v.name, role if v.name else "") for v in twin.range_vars)
-        out.append(_var_names(named_dims, ranges, ()))
+            ranges = tuple((v.name, roles.get(v.name, "")) for v in twin.range_vars)
+            rts = tuple((v.name, roles.get(v.name, "")) for v in twin.rt_vars)
+        out.append(_var_names(named_dims, ranges, rts))
+    return out
+
+
+def _i2o_twins(instr: Instruction, operand_id: int, namer: Namer) -> tuple[dict, dict[str, str]]:
+    """The rule's input-to-output maps of one operand with named range variables, by the map
+    renamed back (matched as the output-to-input ones are). A range variable that is a whole
+    output index on its own (every output element along that dim) takes that dim's name."""
+    from . import fusion
+
+    table = fusion.input_to_output(instr)
+    found: dict[IndexingMap, IndexingMap] = {}
+    roles: dict[str, str] = {}
+    row = table[operand_id] if operand_id < len(table) else ()
+    cells = row.stored() if isinstance(row, SparseRow) else enumerate(row)
+    for out_id, cell in cells:
+        rts = runtime_names(cell.runtime_vars)
+        for m in cell.maps:
+            if m.is_undefined or m.is_known_empty or not (m.range_vars or m.rt_vars):
+                continue
+            names = i2o_range_names(instr, operand_id, m, out_id)
+            names = _whole_dims(instr, m, names, namer, out_id)
+            if not any(n for n, _ in names + rts):
+                continue
+            roles.update((n, r) for n, r in names + rts if n)
+            simplified, _ = drop_unused_runtime_vars(
+                simplify_map(with_symbol_names(m, names, rts)), tuple(cell.runtime_vars)
+            )
+            found.setdefault(plain(simplified), simplified)
+    return found, roles
+
+
+def _whole_dims(
+    instr: Instruction, m: IndexingMap, names: list[Named], namer: Namer, out_id: int
+) -> list[Named]:
+    from ..maps.expr import Var, VarKind
+
+    out = list(names) + [("", "")] * (m.num_range_vars - len(names))
+    out_dims: tuple[Named, ...] | None = None
+    for p, r in enumerate(m.results):
+        if isinstance(r, Var) and r.kind == VarKind.RANGE and not out[r.index][0]:
+            if out_dims is None:
+                out_dims = namer.output_names(instr, out_id)
+            if p < len(out_dims) and out_dims[p][0]:
+                name, role = out_dims[p]
+                out[r.index] = (name, f"every {role or name}")
     return out
 
 
@@ -396,7 +459,9 @@ def name_instruction(ins: InstructionAnalysis, namer: Namer | None = None) -> In
         operand_dims = ()
         if op.index < len(instr.operands) and instr.operands[op.index].shape.is_array:
             operand_dims = namer.output_names(instr.operands[op.index])
-        i2o = i2o_names(instr, op.index, source.input_to_output, operand_dims)
+            if not any(n for n, _ in operand_dims):
+                operand_dims = _operand_names(instr, op.index) or operand_dims
+        i2o = i2o_names(instr, op.index, source.input_to_output, operand_dims, namer)
         operands.append(
             replace(
                 source,
@@ -417,15 +482,85 @@ def name_instruction(ins: InstructionAnalysis, namer: Namer | None = None) -> In
     return replace(ins, operands=operands)
 
 
+def _operand_names(instr: Instruction, operand_id: int) -> tuple[Named, ...] | None:
+    """An operand's dims named by the op's rule when its producer gives them no names."""
+    try:
+        found = attention_operand_names(instr, operand_id)
+    except Exception:  # a reading aid: plain names then
+        return None
+    rank = len(instr.operands[operand_id].shape.dims)
+    return found if found is not None and len(found) == rank else None
+
+
 def _renamed_runtime_vars(op: Any) -> list[Any]:
-    """The runtime variables listed under the names the (first) map with them prints."""
+    """The runtime variables listed under the names the (first) map with them prints, each
+    one's map (output index -> the element its value is read from) with that map's dim names."""
     listed = op.runtime_vars
     for m in op.output_to_input:
         if m.rt_vars and len(m.rt_vars) == len(listed):
+            dims = VarNames(tuple(v.name for v in m.dim_vars))
             return [
-                (v.name or entry[0], *entry[1:]) for v, entry in zip(m.rt_vars, listed, strict=True)
+                (v.name or name, producer, _dims_named(rt_map, dims), *rest)
+                for v, (name, producer, rt_map, *rest) in zip(m.rt_vars, listed, strict=True)
             ]
     return listed
+
+
+def _dims_named(m: IndexingMap, dims: VarNames) -> IndexingMap:
+    return named(m, dims) if m.num_dims == len(dims.dims) else m
+
+
+def named_steps(
+    instr: Instruction,
+    out_id: int,
+    output: Instruction,
+    reached: dict,
+    namer: Namer,
+    stop_at: Instruction | None = None,
+) -> dict[int, tuple]:
+    """``--tree`` and ``--from/--to``: each map of a walk from ``output`` (keyed by the id of
+    the plain ``Tracked`` in ``reached``) as ``(named map, named steps)``: range and runtime
+    variables named by the ops that introduce them (the walk made again with named tables),
+    dims by ``instr``'s output ``out_id``. A map whose named walk, renamed back, is not its
+    plain one is left out (it prints plain)."""
+    from .fusion import grouped_output_to_input
+
+    out: dict[int, tuple] = {}
+    try:
+        tables = _NamedTables(fused=True)
+        again = grouped_output_to_input(output, record=True, stop_at=stop_at, rules=tables)
+        dims = tuple(n for n, _ in namer.output_names(instr, out_id))
+    except Exception:  # a reading aid: plain steps then
+        return out
+
+    def same(t: Any, n: Any) -> bool:
+        return (
+            plain(n.map) == t.map
+            and len(t.steps) == len(n.steps)
+            and all(plain(b.map) == a.map for a, b in zip(t.steps, n.steps, strict=True))
+        )
+
+    for reached_instr, r in reached.items():
+        twin = again.get(reached_instr)
+        if twin is None:
+            continue
+        for t in r.maps:
+            # named paths that differ only in names are not merged: the first that matches
+            n = next((n for n in twin.maps if same(t, n)), None)
+            if n is not None:
+                steps = tuple(
+                    replace(b, map=named(b.map, _step_names(b.map, dims))) for b in n.steps
+                )
+                out[id(t)] = (named(n.map, _step_names(n.map, dims)), steps)
+    return out
+
+
+def _step_names(m: IndexingMap, dims: tuple[str, ...]) -> VarNames:
+    return VarNames(
+        dims if len(dims) == m.num_dims else (),
+        tuple(v.name for v in m.range_vars),
+        tuple(v.name for v in m.rt_vars),
+    )
 
 
 def name_each(analyses: Iterable[InstructionAnalysis]) -> Iterator[InstructionAnalysis]:
@@ -440,4 +575,4 @@ def name_module(analysis: ModuleAnalysis) -> ModuleAnalysis:
     return replace(analysis, instructions=list(name_each(analysis.instructions)))
 
 
-__all__ = ["Namer", "name_each", "name_instruction", "name_module", "o2i_names"]
+__all__ = ["Namer", "name_each", "name_instruction", "name_module", "named_steps", "o2i_names"]

@@ -150,8 +150,18 @@ def names_through(m: IndexingMap, operand: tuple[Named, ...]) -> list[Named]:
                 out[d] = (f"{name}_{k}", f"part {k} of {name}")
         elif all(used[p] == {d} for p in ps) and all(operand[p][0] for p in ps):
             merged = [operand[p][0] for p in ps]
-            out[d] = ("_".join(merged), "merge of " + ", ".join(merged))
+            out[d] = _merged(merged)
     return out
+
+
+def _merged(names: list[str]) -> Named:
+    """The name of dims merged back into one: the parts of one split (``m_hi``, ``m_lo`` in
+    that order) are that dim again (``m``); other names joined (``b_m``)."""
+    base = names[0].rpartition("_")[0]
+    parts = ["hi", "lo"] if len(names) == 2 else [str(k) for k in range(len(names))]
+    if base and names == [f"{base}_{p}" for p in parts]:
+        return base, f"{base}, its parts merged again"
+    return "_".join(names), "merge of " + ", ".join(names)
 
 
 def _range_places(m: IndexingMap) -> list[int | None]:
@@ -166,12 +176,165 @@ def _range_places(m: IndexingMap) -> list[int | None]:
     return [p if n == 1 else None for p, n in zip(places, seen, strict=True)]
 
 
-def range_names(instr: Instruction, operand_id: int, m: IndexingMap) -> list[Named]:
-    """Names of the range variables an op's rule gives operand ``operand_id``'s map."""
+#: what an attention rule's logical indices are named (:mod:`.rules.attention`)
+_ATTENTION: dict[str, Named] = {
+    "b": ("b", "batch"),
+    "s": ("sq", "query position"),
+    "t": ("skv", "key/value position"),
+    "h": ("h", "query head"),
+    "hk": ("hkv", "key/value head"),
+    "hg": ("hg", "query head within its key/value group"),
+    "a": ("dqk", "Q/K head dim"),
+    "e": ("dv", "V head dim"),
+}
+
+
+def _is_attention(instr: Instruction) -> bool:
+    if instr.opcode != "custom-call":
+        return False
+    from .rules.attention import KERNELS
+
+    return instr.attributes.get("custom_call_target", "").strip('" ') in KERNELS
+
+
+def attention_output_names(instr: Instruction, out_id: int) -> tuple[Named, ...] | None:
+    """An attention custom-call's output dims by the rule's own index pattern: batch ``b``,
+    heads ``h`` / ``hkv``, query and key positions ``sq`` / ``skv``, head dims ``dqk`` / ``dv``."""
+    if not _is_attention(instr):
+        return None
+    from .rules.attention import output_access
+
+    access = output_access(instr, out_id)
+    if not access:
+        return None
+    return tuple(_ATTENTION.get(sym, _NONE) for sym in access)
+
+
+def attention_operand_names(instr: Instruction, operand_id: int) -> tuple[Named, ...] | None:
+    """An attention custom-call operand's dims by the index pattern the rule reads it with."""
+    if not _is_attention(instr):
+        return None
+    from .rules.attention import KERNELS
+
+    kernel = KERNELS[instr.attributes.get("custom_call_target", "").strip('" ')](instr)
+    for _, reads in kernel.outputs:
+        read = reads.get(operand_id)
+        if isinstance(read, tuple):
+            return tuple(_ATTENTION.get(sym.lstrip("*"), _NONE) for sym in read[1])
+    return None
+
+
+def _attention_ranges(
+    instr: Instruction, out_id: int, operand_id: int, count: int, inverse: bool
+) -> list[Named]:
+    from .rules.attention import range_symbols
+
+    symbols = range_symbols(instr, out_id, operand_id, inverse)
+    if symbols is None:
+        return _seqlens_ranges(instr, out_id, operand_id, count, inverse)
+    if len(symbols) != count:
+        return []
+    return [_ATTENTION.get(sym, _NONE) for sym in symbols]
+
+
+def _seqlens_ranges(
+    instr: Instruction, out_id: int, operand_id: int, count: int, inverse: bool
+) -> list[Named]:
+    """A padding mask's cumulative sequence lengths: batch ``b`` reads ``cu[b + edge]``, its
+    sequence's start (``edge`` 0) and end (1); every other output dim is reached from them."""
+    from .rules.attention import KERNELS, dims_of, outputs_of
+
+    kernel = KERNELS[instr.attributes.get("custom_call_target", "").strip('" ')](instr)
+    if out_id >= len(kernel.outputs):
+        return []
+    out, reads = kernel.outputs[out_id]
+    if reads.get(operand_id) != "seqlens":
+        return []
+    names = [("edge", "start (0) or end (1) of the batch's sequence in the cumulative lengths")]
+    if inverse:
+        sizes = dims_of(outputs_of(instr)[out_id])
+        names += [
+            _ATTENTION.get(sym, _NONE)
+            for sym, n in zip(out, sizes, strict=True)
+            if sym != "b" and n > 1
+        ]
+    return names if len(names) == count else []
+
+
+def _window_pairs(m: IndexingMap) -> list[Named]:
+    """select-and-scatter's operand map (windows covering an element, then every element of
+    those windows): composition puts the window's range variables first, then the covering
+    ones (one of each per dim with a window wider than one)."""
+    places = _range_places(m)
+    half = len(places) // 2
+    if len(places) % 2 or None in places or places[:half] != places[half:]:
+        return []
+    return [(f"w{p}", f"window position in dim {p}") for p in places[:half]] + [
+        (f"c{p}", f"position in a covering window, dim {p}") for p in places[half:]
+    ]
+
+
+def _covering(m: IndexingMap, name: str, role: str) -> list[Named]:
+    return [(f"{name}{p}", f"{role} {p}") if p is not None else _NONE for p in _range_places(m)]
+
+
+def i2o_range_names(
+    instr: Instruction, operand_id: int, m: IndexingMap, out_id: int = 0
+) -> list[Named]:
+    """Names of the range variables of the rule's input-to-output map of operand
+    ``operand_id`` (to output ``out_id``); a dot's are named in :mod:`.role_names`."""
     op = instr.opcode
     count = m.num_range_vars
     if count == 0:
         return []
+    if op == "reduce-window" and operand_id < len(instr.operands) // 2:
+        return _covering(m, "c", "position in a covering window, dim")
+    if op == "select-and-scatter":
+        if operand_id == 0:
+            return _window_pairs(m)
+        if operand_id == 1:
+            return _covering(m, "w", "window position in dim")
+    if op == "convolution" and operand_id in (0, 1):
+        try:
+            dn = instr.convolution_dimension_numbers
+        except (HloidxError, AttributeError):
+            return []
+        out = []
+        for p in _range_places(m):
+            if p is not None and p in dn.output_spatial:
+                k = dn.output_spatial.index(p)
+                if operand_id == 0:
+                    out.append((f"w{k}", f"window position in spatial dim {k}"))
+                else:
+                    out.append((f"x{k}", f"output spatial dim {k}"))
+            elif p is not None and p == dn.output_feature and operand_id == 0:
+                out.append(("f", "output feature"))
+            elif p is not None and p == dn.output_batch and operand_id == 1:
+                out.append(("b", "batch"))
+            else:
+                out.append(_NONE)
+        return out
+    if _is_attention(instr):
+        return _attention_ranges(instr, out_id, operand_id, count, inverse=True)
+    return []
+
+
+def range_names(
+    instr: Instruction, operand_id: int, m: IndexingMap, out_id: int = 0
+) -> list[Named]:
+    """Names of the range variables an op's rule gives operand ``operand_id``'s map (from
+    output ``out_id``)."""
+    op = instr.opcode
+    count = m.num_range_vars
+    if count == 0:
+        return []
+    if op == "select-and-scatter":
+        if operand_id == 0:
+            return _window_pairs(m)
+        if operand_id == 1:
+            return _covering(m, "c", "position in a covering window, dim")
+    if _is_attention(instr):
+        return _attention_ranges(instr, out_id, operand_id, count, inverse=False)
     if op in ("dot", "scaled-dot"):
         return [(n, "contracting") for n in _numbered("k", count)]
     if op == "reduce":
@@ -265,9 +428,12 @@ def with_symbol_names(m: IndexingMap, ranges: list[Named], rts: list[Named]) -> 
 
 __all__ = [
     "Named",
+    "attention_operand_names",
+    "attention_output_names",
     "convolution_output_names",
     "dot_output_names",
     "gather_output_names",
+    "i2o_range_names",
     "names_through",
     "range_names",
     "runtime_names",

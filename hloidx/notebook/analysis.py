@@ -121,10 +121,16 @@ class Analysis(Display):
 
     def summary(self, sort: str = "total", limit: int = 40, group: bool = True) -> Summary:
         """The triage table (``hloidx summary FILE --sort S --limit N``; ``group=False`` is
-        ``--no-group``: a row per instruction instead of one per repeated structure) as data."""
+        ``--no-group``: a row per instruction instead of one per repeated structure) as data;
+        an analysis made with ``names="roles"`` shows each operand's named maps
+        (``--names roles``)."""
         from ..render.summary import loop_trip_count
 
         doc = summarize(self.result, sort, group, loop_trip_count)
+        if any(op.map_names is not None for i in self.result.instructions for op in i.operands):
+            from ..hlo.summary_names import add_named_maps
+
+            add_named_maps(doc, self.result, self.spelling)
         return Summary(doc, limit)
 
     def _entry_only(self) -> ModuleAnalysis:

@@ -15,10 +15,9 @@ CELL = 14
 _SMALL = 'font-family="monospace" font-size="10"'
 
 
-def svg(pic: Picture, title: str = "", lazy: bool = False) -> str:
-    """The picture as SVG. ``lazy`` (the HTML report) writes the cells' counts compactly in
-    ``data-cells`` (run-length: ``4*96,0,2``) instead of a ``rect`` each; the report's script
-    draws them when the picture scrolls into view, so a page of many pictures stays small."""
+def svg(pic: Picture, title: str = "") -> str:
+    """The picture as SVG (the ``maps --format html`` page draws the same from
+    ``page_data.picture_spec`` in the browser)."""
     edges = buckets(pic.max_count)
     n_rows = len(pic.cells)
     n_cols = len(pic.cells[0]) if pic.cells else 0
@@ -32,9 +31,7 @@ def svg(pic: Picture, title: str = "", lazy: bool = False) -> str:
         f'viewBox="0 0 {width} {height}" class="hloidx-picture" data-kind="{pic.kind}" '
         f'data-shape="{",".join(map(str, pic.shape))}" data-rows-dim="{pic.dims[0]}" '
         f'data-cols-dim="{pic.dims[1]}" data-block="{pic.block[0]},{pic.block[1]}" '
-        f'data-aggregation="{escape(pic.aggregation or "none")}"'
-        + (_lazy_attributes(pic, edges, left, top) if lazy else "")
-        + ">"
+        f'data-aggregation="{escape(pic.aggregation or "none")}">'
     ]
     if title:
         out.append(
@@ -45,7 +42,7 @@ def svg(pic: Picture, title: str = "", lazy: bool = False) -> str:
             f'<text x="4" y="{top + 10}" font-family="monospace" font-size="9">'
             f"d{pic.dims[0]}</text>"
         )
-    for row in [] if lazy else pic.cells:
+    for row in pic.cells:
         for cell in row:
             k = level(cell.count, edges)
             x = left + (cell.cols[0] // pic.block[1]) * CELL
@@ -95,9 +92,8 @@ def svg(pic: Picture, title: str = "", lazy: bool = False) -> str:
     return "\n".join(line for line in out if line)
 
 
-def _lazy_attributes(pic: Picture, edges: list[float], left: int, top: int) -> str:
-    """What the report's script needs to draw the cells: their counts run-length encoded, the
-    grid's size in elements and cells, the colour levels' edges and the palette."""
+def run_lengths(pic: Picture) -> str:
+    """The cells' counts, row by row, run-length encoded: ``4*96,0,2`` is 96 fours, a 0, a 2."""
     flat = [cell.count for row in pic.cells for cell in row]
     runs: list[str] = []
     k = 0
@@ -107,14 +103,7 @@ def _lazy_attributes(pic: Picture, edges: list[float], left: int, top: int) -> s
             n += 1
         runs.append(_number(flat[k]) + (f"*{n}" if n > 1 else ""))
         k += n
-    last = pic.cells[-1][-1] if pic.cells and pic.cells[-1] else None
-    grid = f"{last.rows[1] + 1},{last.cols[1] + 1}" if last else "0,0"
-    cells = f"{len(pic.cells)},{len(pic.cells[0]) if pic.cells else 0}"
-    return (
-        f' data-cells="{",".join(runs)}" data-grid="{grid}" data-cell-grid="{cells}"'
-        f' data-edges="{",".join(_number(e) for e in edges)}" data-origin="{left},{top}"'
-        f' data-palette="{",".join(PALETTE)}"'
-    )
+    return ",".join(runs)
 
 
 def _number(value: float) -> str:

@@ -76,8 +76,14 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
                 + ((_coalesced_cell(o), _time_cell(row) if first else "") if with_gpu else ())
             )
             first = False
-    widths = [max(len(r[k]) for r in table) for k in range(len(header))]
+            table.extend(_named_map_rows(o))
+    widths = [max(len(r[k]) for r in table if len(r) == len(header)) for k in range(len(header))]
+    at = header.index("operand")
+    indent = " " * (sum(widths[:at]) + 2 * at + 2)
     for r in table:
+        if len(r) != len(header):  # --names roles: a named map under its operand
+            lines.append(indent + r[0])
+            continue
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
     if limit > 0 and len(doc["rows"]) > limit:
         lines.append(f"... {len(doc['rows']) - limit} more rows (--limit 0 shows every row)")
@@ -102,6 +108,22 @@ def summary_lines(doc: dict[str, Any], limit: int = 0) -> list[str]:
     else:
         lines.append("  without a rule: none")
     return lines
+
+
+#: named maps shown under one operand (the JSON has them all)
+_NAMED_MAPS_SHOWN = 4
+
+
+def _named_map_rows(operand: dict[str, Any]) -> list[tuple[str]]:
+    """``--names roles``: the operand's maps without their domains, one line each (at most
+    ``_NAMED_MAPS_SHOWN``); none without names."""
+    maps = operand.get("named_maps")
+    if not maps:
+        return []
+    rows = [(text.partition(", domain:")[0],) for text in maps[:_NAMED_MAPS_SHOWN]]
+    if len(maps) > _NAMED_MAPS_SHOWN:
+        rows.append((f"... {len(maps) - _NAMED_MAPS_SHOWN} more maps (--format json has all)",))
+    return rows
 
 
 def loop_trip_count(loop: Any) -> int | None:

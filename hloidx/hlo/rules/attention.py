@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ...maps.expr import Expr, dim, floordiv
@@ -146,10 +146,26 @@ class Attention:
 Access = tuple[str, ...]
 
 
-def project(att: Attention, source: Access, target: Access, source_dims: Sequence[int]):
+def project(
+    att: Attention,
+    source: Access,
+    target: Access,
+    source_dims: Sequence[int],
+    symbols: list[str] | None = None,
+):
     """The map from an index of the ``source`` tensor to the ``target`` elements related to it
-    through a score the mask allows (a range variable for each index the source leaves free)."""
+    through a score the mask allows (a range variable for each index the source leaves free).
+    ``symbols`` gets the logical index of each range variable in order (``hg``: the head within
+    its key/value group), what ``--names roles`` names them by."""
     b = MapBuilder(source_dims)
+
+    def fresh(var: str, size: int) -> Expr:
+        before = len(b.ranges)
+        made = b.new_range(size)
+        if symbols is not None and len(b.ranges) > before:
+            symbols.append(var)
+        return made
+
     env: dict[str, Expr] = {}
     for p, sym in enumerate(source):
         if sym in _VARS:
@@ -164,14 +180,14 @@ def project(att: Attention, source: Access, target: Access, source_dims: Sequenc
         env["hk"] = env["h"] if g == 1 else floordiv(env["h"], g)
     if "h" in need and "h" not in env:
         if "hk" in env:
-            env["h"] = env["hk"] if g == 1 else env["hk"] * g + b.new_range(g)
+            env["h"] = env["hk"] if g == 1 else env["hk"] * g + fresh("hg", g)
         else:
-            env["h"] = b.new_range(att.heads)
+            env["h"] = fresh("h", att.heads)
             if "hk" in need:
                 env["hk"] = env["h"] if g == 1 else floordiv(env["h"], g)
     for var in _VARS:
         if var in need and var not in env:
-            env[var] = b.new_range(att.size(var))
+            env[var] = fresh(var, att.size(var))
     if masked:
         lo, hi = att.bounds
         b.constrain(env["t"] - env["s"], lo, hi)
@@ -180,7 +196,7 @@ def project(att: Attention, source: Access, target: Access, source_dims: Sequenc
         if sym == "0":
             results.append(0)
         elif sym.startswith("*"):
-            results.append(b.new_range(att.size(sym[1:])))
+            results.append(fresh(sym[1:], att.size(sym[1:])))
         else:
             results.append(env[sym])
     return b.build(results)
@@ -545,5 +561,37 @@ def te_input_to_output(instr: Instruction) -> IndexingTable:
     return kernel_input_to_output(instr, _te_kernel(instr))
 
 
+#: custom-call target -> the kernel its rule models (cuDNN's targets are added by
+#: ``cudnn_attention``): where ``--names roles`` reads what each dimension indexes
+KERNELS: dict[str, Callable[[Instruction], Kernel]] = {}
+
+
+def output_access(instr: Instruction, out_id: int) -> Access | None:
+    """The logical index of each dimension of output ``out_id`` (``0``: size one)."""
+    kernel = KERNELS[instr.attributes.get("custom_call_target", "").strip('" ')](instr)
+    return kernel.outputs[out_id][0] if out_id < len(kernel.outputs) else None
+
+
+def range_symbols(
+    instr: Instruction, out_id: int, operand_id: int, inverse: bool = False
+) -> list[str] | None:
+    """The logical index of each range variable of the rule's map from output ``out_id`` to
+    operand ``operand_id`` (``inverse``: from the operand to the output), in order; None for a
+    read that is not a projection through the scores (a whole tensor, sequence lengths)."""
+    kernel = KERNELS[instr.attributes.get("custom_call_target", "").strip('" ')](instr)
+    if out_id >= len(kernel.outputs):
+        return None
+    read = kernel.outputs[out_id][1].get(operand_id)
+    if not isinstance(read, tuple):
+        return None
+    symbols: list[str] = []
+    if inverse:
+        project(kernel.att, read[1], read[0], dims_of(instr.operands[operand_id].shape), symbols)
+    else:
+        project(kernel.att, read[0], read[1], dims_of(outputs_of(instr)[out_id]), symbols)
+    return symbols
+
+
 for _target in (FORWARD, BACKWARD):
     register_custom_call_rules(_target, te_output_to_input, te_input_to_output)
+    KERNELS[_target] = _te_kernel

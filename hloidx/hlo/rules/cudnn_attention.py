@@ -24,6 +24,7 @@ from ..ir import Instruction
 from ..rule_registry import IndexingTable
 from ._common import unsupported
 from .attention import (
+    KERNELS,
     Access,
     Attention,
     Kernel,
@@ -236,6 +237,7 @@ def fmha_input_to_output(instr: Instruction) -> IndexingTable:
 
 for _target in (*_FORWARD, *_BACKWARD):
     register_custom_call_rules(_target, fmha_output_to_input, fmha_input_to_output)
+    KERNELS[_target] = _kernel
 
 
 def attention_of(instr: Instruction) -> Attention:
