@@ -296,11 +296,19 @@ def test_cli_summary_gains_estimated_time_and_sorts_by_it() -> None:
 
 
 def test_maps_html_report_gains_the_estimated_time_column() -> None:
+    from hloidx.pictures.page_data import unpack
+
     html = _run("maps", str(VIEW), "--format", "html").output
-    assert "est. time ns (rtx-a6000, an estimate)" in html
+    _, data = unpack(html)  # the page's table travels packed (hloidx.pictures.page_data)
+    assert data["header"][-1] == "est. time ns (rtx-a6000, an estimate)"
     report = estimate_module(VIEW.read_text(), "rtx-a6000")
     reduced = next(k for k in report.kernels if k.name == "reduced")
-    assert f'data-value="{reduced.exec_time_ns}">{reduced.exec_time_ns:.0f}</td>' in html
+    strings = data["s"]
+    cells = [row[-1] for row in data["rows"] if strings[row[0]] == "reduced"]
+    assert cells
+    for text, value in cells:
+        assert strings[text] == f"{reduced.exec_time_ns:.0f}"
+        assert value == pytest.approx(reduced.exec_time_ns)
 
 
 def test_a_while_loop_with_a_known_trip_count_launches_its_body_that_many_times() -> None:
