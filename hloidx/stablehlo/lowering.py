@@ -5,6 +5,11 @@ with several results, values a region captures passed explicitly (``while``, ``c
 The HLO text is then read by the HLO parser, so every op rule, fusion composition (calls),
 utilization and ``check`` work on it unchanged. Each HLO line remembers the MLIR statement it
 came from, so that an error is reported in the MLIR text.
+
+An op that fails is not the end: its error (the first one of that op) is collected in
+``errors``, what it wrote is taken back, and its results are poisoned, so that an op reading
+them (a ``return``, a call of a function whose return reads one, a loop whose body does) is
+left out without an error of its own. The HLO then holds every op that lowered.
 """
 
 from __future__ import annotations
