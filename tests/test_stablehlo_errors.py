@@ -153,3 +153,18 @@ def test_the_cli_reports_each_with_a_caret_and_exits_2(tmp_path) -> None:
         shown, caret = lines[at + 1], lines[at + 2]
         assert caret.strip().startswith("^")
         assert shown[caret.index("^") :].startswith(mistake)
+
+
+def test_two_unknown_operands_of_one_op_are_two_errors() -> None:
+    # `  %0 = stablehlo.add ` is 21 characters: %x at column 22, %y (after `%x, `) at 26; on
+    # line 3, %0 failed (no error for it) but %z (column 31) is its own mistake, and
+    # chlo.square reads %w twice (column 20): one error
+    text = """func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %x, %y : tensor<4xf32>
+  %1 = stablehlo.multiply %0, %z : tensor<4xf32>
+  %2 = chlo.square %w : tensor<4xf32>
+  return %arg0 : tensor<4xf32>
+}
+"""
+    found = _located(text)
+    assert [(line, column) for line, column, _ in found] == [(2, 22), (2, 26), (3, 31), (4, 20)]

@@ -257,6 +257,27 @@ class Lowering:
             raise self.error(f"{token.value} is used but never defined", token)
         return value
 
+    def use_all(self, scope: Scope, tokens: list[Tok]) -> list[Value]:
+        """The values of ``tokens``; each one that names no value is an error of its own (the
+        first raised, the others collected), and one whose op failed makes the op poisoned."""
+        values: list[Value] = []
+        errors: list[StableHloSyntaxError] = []
+        poisoned = False
+        for token in tokens:
+            try:
+                values.append(self.use(scope, token))
+            except PoisonedValue:
+                poisoned = True
+            except StableHloSyntaxError as error:
+                if all(_at(e) != _at(error) for e in errors):  # `chlo.square %x`: x * x
+                    errors.append(error)
+        if errors:
+            self.errors.extend(errors[1:])
+            raise errors[0]
+        if poisoned:
+            raise PoisonedValue(tokens[0].value if tokens else "")
+        return values
+
     def emit(
         self,
         scope: Scope,
@@ -371,3 +392,7 @@ def _func_results(pieces: list[Any]) -> list[TensorType]:
         return read_types(nxt.items)
     t, _ = read_type(pieces, arrow + 1)
     return [t] if t is not None else []
+
+
+def _at(error: StableHloSyntaxError) -> int:
+    return -1 if error.span is None else error.span.start
