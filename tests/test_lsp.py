@@ -386,6 +386,45 @@ async def test_stablehlo_diagnostics(client: LanguageClient):
     assert not client.diagnostics[uri]
 
 
+MLIR_ERRORS = """func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %arg0, %nope : tensor<4xf32>
+  %1 = stablehlo.broadcast_in_dim %arg1, sizes = [] : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = stablehlo.multiply %arg0, %arg1 : tensor<5xf32>
+  %3 = stablehlo.negate %0 : tensor<4xf32>
+  %4 = stablehlo.negate %arg1 : tensor<4xf32>
+  return %4 : tensor<4xf32>
+}
+"""
+
+
+async def test_stablehlo_independent_errors_are_each_diagnosed_once(client: LanguageClient):
+    # an unknown value (line 1, 0-based; character 28), a broadcast without `dims` (line 2)
+    # and a result of 5 elements for a multiply of 4 (line 3), each at its op; the negate of
+    # line 4 reads the failed %0: no diagnostic of its own
+    uri = await _open(client, MLIR_ERRORS, suffix=".mlir")
+    got = sorted(client.diagnostics[uri], key=lambda d: d.range.start.line)
+    assert [(d.range.start.line, d.range.start.character) for d in got] == [
+        (1, 28),
+        (2, 2),
+        (3, 2),
+    ]
+    assert got[0].range.end == types.Position(1, 33)  # the whole of `%nope`
+    assert "%nope" in got[0].message
+    assert "missing attribute dims" in got[1].message
+    assert "[5]" in got[2].message
+    # the valid negate of line 5 still lowers: its hover shows the element-for-element map
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(5, 10))
+    )
+    assert "negate(" in hover.contents.value
+    assert "(d0) -> (d0), domain: d0 in [0, 3]" in hover.contents.value
+    # two errors: the broadcast repaired
+    two = MLIR_ERRORS.replace("sizes = []", "dims = [0]")
+    uri = await _open(client, two, suffix=".mlir")
+    got = sorted(client.diagnostics[uri], key=lambda d: d.range.start.line)
+    assert [(d.range.start.line, d.range.start.character) for d in got] == [(1, 28), (3, 2)]
+
+
 TWO_ERRORS = """HloModule two_errors
 ENTRY e {
   p = f32[4] parameter(0)

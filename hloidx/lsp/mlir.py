@@ -13,6 +13,7 @@ function, functions as computations), so that definitions, references and the ou
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -47,19 +48,17 @@ class MlirFileAnalysis(FileAnalysis):
     # -- building -------------------------------------------------------------------------
     def _parse(self) -> None:
         from ..errors import HloidxError
-        from ..stablehlo import parse_stablehlo_lenient, stablehlo_to_hlo
+        from ..stablehlo import parse_stablehlo_mapped
         from ..stablehlo.syntax import parse_stablehlo_text
 
-        module, errors = parse_stablehlo_lenient(self.text, self.name)
+        # every op's error; the ops that lowered keep their hover
+        module, errors, offsets = parse_stablehlo_mapped(self.text, self.name)
         self.module = module
         self.diagnostics.extend(self._diagnostic(error) for error in errors)
-        try:
+        with contextlib.suppress(HloidxError):  # already a diagnostic (the read above)
             _, self._items = parse_stablehlo_text(self.text, self.name)
-            if module is not None:
-                _, offsets, _ = stablehlo_to_hlo(self.text, self.name)
-                self._map_lowering(module, offsets)
-        except HloidxError:
-            pass  # already a diagnostic (from the lenient read above)
+        if module is not None:
+            self._map_lowering(module, offsets)
 
     def _map_lowering(self, module: Any, offsets: list[int]) -> None:
         for comp in module.computations.values():

@@ -29,13 +29,30 @@ def detect_language(text: str) -> str:
 
 def stablehlo_to_hlo(text: str, name: str = "<string>") -> tuple[str, list[int], object]:
     """The HLO text StableHLO ``text`` lowers to, the MLIR offset of each of its lines, and the
-    MLIR source (for locating errors)."""
+    MLIR source (for locating errors); the first error (in the MLIR text) is raised."""
+    hlo, offsets, source, errors = lower_stablehlo(text, name)
+    if errors:
+        raise errors[0]
+    return hlo, offsets, source
+
+
+def lower_stablehlo(
+    text: str, name: str = "<string>"
+) -> tuple[str, list[int], object, list[HloidxError]]:
+    """Like :func:`stablehlo_to_hlo`, but every op's error is returned (in text order) instead
+    of the first raised: an op that fails is left out of the HLO, and so is every op reading a
+    value it defines (without an error of its own). A syntax error that leaves the rest
+    unreadable is still raised."""
     from .lowering import Lowering
-    from .syntax import parse_stablehlo_text
+    from .syntax import StableHloSyntaxError, parse_stablehlo_text
 
     source, items = parse_stablehlo_text(text, name)
-    hlo, offsets = Lowering(source, items).run()
-    return hlo, offsets, source
+    lowering = Lowering(source, items)
+    try:
+        hlo, offsets = lowering.run()
+    except StableHloSyntaxError as error:  # nothing to lower (no function, no body)
+        return "", [], source, _in_order([*lowering.errors, error])
+    return hlo, offsets, source, _in_order(lowering.errors)
 
 
 def parse_stablehlo_lenient(
@@ -43,15 +60,42 @@ def parse_stablehlo_lenient(
 ) -> tuple[HloModule | None, list[HloidxError]]:
     """Like :func:`hloidx.hlo.syntax.parse_hlo_lenient`, for StableHLO text: errors are located
     in the MLIR text."""
+    module, errors, _ = parse_stablehlo_mapped(text, name)
+    return module, errors
+
+
+def parse_stablehlo_mapped(
+    text: str, name: str = "<string>"
+) -> tuple[HloModule | None, list[HloidxError], list[int]]:
+    """:func:`parse_stablehlo_lenient` and, per line of the HLO the module was read from, the
+    MLIR offset it came from (-1: none)."""
     from ..hlo.syntax import parse_hlo_lenient
     from .syntax import StableHloSyntaxError
 
     try:
-        hlo, offsets, source = stablehlo_to_hlo(text, name)
+        hlo, offsets, source, errors = lower_stablehlo(text, name)
     except StableHloSyntaxError as error:
-        return None, [error]
-    module, errors = parse_hlo_lenient(hlo, f"{name} (as HLO)")
-    return module, [_relocate(e, offsets, source) for e in errors]
+        return None, [error], []
+    if not hlo:
+        return None, errors, offsets
+    module, hlo_errors = parse_hlo_lenient(hlo, f"{name} (as HLO)")
+    relocated = [(_relocate(e, offsets, source), _mlir_offset(e, offsets)) for e in hlo_errors]
+    if not errors:
+        return module, [e for e, _ in relocated], offsets
+    # the HLO lacks the ops that failed: what it says outside any op (a computation left
+    # without instructions) follows from those errors
+    found = errors + [e for e, at in relocated if at >= 0]
+    return module, _in_order(found), offsets
+
+
+def _mlir_offset(error: HloidxError, offsets: list[int]) -> int:
+    line = error.span.line if error.span is not None else 0
+    return offsets[line - 1] if 0 < line <= len(offsets) else -1
+
+
+def _in_order(errors: list[HloidxError]) -> list[HloidxError]:
+    """Errors in the order of the text they point at (a called function's come where it is)."""
+    return sorted(errors, key=lambda e: -1 if e.span is None else e.span.start)
 
 
 def parse_module_lenient(
@@ -107,8 +151,10 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "StableHloSyntaxError",
     "detect_language",
+    "lower_stablehlo",
     "parse_module_lenient",
     "parse_stablehlo",
     "parse_stablehlo_lenient",
+    "parse_stablehlo_mapped",
     "stablehlo_to_hlo",
 ]

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def _operands(lowering: Lowering, scope: Scope, op: OpPieces) -> list[Value]:
-    return [lowering.use(scope, t) for t in op.operands]
+    return lowering.use_all(scope, op.operands)
 
 
 def _result_shape(op: OpPieces, lowering: Lowering, stmt: Stmt) -> tuple[str, list[TensorType]]:

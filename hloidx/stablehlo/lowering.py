@@ -5,6 +5,11 @@ with several results, values a region captures passed explicitly (``while``, ``c
 The HLO text is then read by the HLO parser, so every op rule, fusion composition (calls),
 utilization and ``check`` work on it unchanged. Each HLO line remembers the MLIR statement it
 came from, so that an error is reported in the MLIR text.
+
+An op that fails is not the end: its error (the first one of that op) is collected in
+``errors``, what it wrote is taken back, and its results are poisoned, so that an op reading
+them (a ``return``, a call of a function whose return reads one, a loop whose body does) is
+left out without an error of its own. The HLO then holds every op that lowered.
 """
 
 from __future__ import annotations
@@ -14,7 +19,15 @@ from typing import Any
 
 from .syntax import Group, Source, StableHloSyntaxError, Stmt, Tok, span_of
 from .types import TensorType, read_type
-from .values import Scope, Value, _block_args, _is_value, _tuple_type, check_result_count
+from .values import (
+    PoisonedValue,
+    Scope,
+    Value,
+    _block_args,
+    _is_value,
+    _tuple_type,
+    check_result_count,
+)
 
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-]")
 
@@ -29,6 +42,12 @@ class Lowering:
         self.lowered: dict[str, tuple[str, list[TensorType]]] = {}
         self.reducers: dict[tuple[str, str], str] = {}
         self.module_name = "stablehlo_module"
+        #: every located error of an op, in the order found (each op's first error only)
+        self.errors: list[StableHloSyntaxError] = []
+        #: the SSA names (of the function being lowered) whose defining op failed
+        self.poisoned: set[str] = set()
+        #: functions whose return reads a poisoned value: a call of one is skipped quietly
+        self.poisoned_funcs: set[str] = set()
 
     # -- names ----------------------------------------------------------------------
     def fresh(self, hint: str) -> str:
@@ -97,6 +116,8 @@ class Lowering:
 
     def lower_func(self, symbol: str, is_entry: bool = False) -> tuple[str, list[TensorType]]:
         if symbol in self.lowered:
+            if symbol in self.poisoned_funcs:
+                raise PoisonedValue(symbol)
             return self.lowered[symbol]
         func = self.funcs.get(symbol)
         if func is None:
@@ -121,7 +142,17 @@ class Lowering:
             scope.lines.append((f"  {hlo} = {t.hlo} parameter({k})", func.start))
         if body is None:
             raise self.error(f"function {symbol} has no body (a declaration only)", func.head)
-        self.lower_body(scope, body.statements)
+        outer, self.poisoned = self.poisoned, set()  # SSA names are scoped by function
+        try:
+            self.lower_body(scope, body.statements)
+        except PoisonedValue:
+            # its return reads a value whose op failed: a caller's call follows from that
+            # error; the entry is written without its root (its errors are reported)
+            self.poisoned_funcs.add(symbol)
+            if not is_entry:
+                raise
+        finally:
+            self.poisoned = outer
         self.finish(scope, ("ENTRY " if is_entry else "") + name)
         return name, result_types
 
@@ -145,22 +176,40 @@ class Lowering:
         from .ops import lower_op
 
         returned: list[Value] = []
+        poisoned_return = False
         for stmt in statements:
             if stmt.kind == "return":
-                returned = [self.use(scope, t) for t in stmt.pieces if _is_value(t)]
+                try:
+                    returned = [self.use(scope, t) for t in stmt.pieces if _is_value(t)]
+                except PoisonedValue:
+                    poisoned_return = True
+                except StableHloSyntaxError as error:
+                    self.errors.append(error)
+                    poisoned_return = True
                 continue
             if stmt.kind != "op":
                 continue
+            mark = len(scope.lines)
             try:
                 lower_op(self, scope, stmt)
+            except PoisonedValue:
+                self._poison(scope, stmt, mark)  # follows from an error already reported
+            except StableHloSyntaxError as error:
+                self.errors.append(error)
+                self._poison(scope, stmt, mark)
             except (IndexError, KeyError, TypeError, ValueError) as error:
                 # an op missing a piece its handler reads (`dims = []`, a lone operand):
                 # malformed input, reported at the op rather than as an internal error
-                raise self.error(
-                    "malformed op: it lacks an operand, attribute or type its conversion to "
-                    f"HLO reads ({type(error).__name__})",
-                    stmt.head,
-                ) from None
+                self.errors.append(
+                    self.error(
+                        "malformed op: it lacks an operand, attribute or type its conversion "
+                        f"to HLO reads ({type(error).__name__})",
+                        stmt.head,
+                    )
+                )
+                self._poison(scope, stmt, mark)
+        if poisoned_return:
+            raise PoisonedValue("return")
         returned = returned + list(extra or [])
         if extra:
             scope.root = self.emit(scope, None, _tuple_type(returned), "tuple", returned, "", 0)
@@ -170,10 +219,23 @@ class Lowering:
             scope.root = self.emit(scope, None, _tuple_type(returned), "tuple", returned, "", 0)
         return returned
 
+    def _poison(self, scope: Scope, stmt: Stmt, mark: int) -> None:
+        """``stmt`` failed: what it wrote is taken back and its results are poisoned, so that
+        the ops reading them are skipped without errors of their own."""
+        del scope.lines[mark:]
+        if not stmt.head.value.rstrip().endswith("="):
+            return
+        names = [name for name, _ in stmt.result_groups] + stmt.result_names
+        for name in names:
+            scope.env.pop(name, None)
+        self.poisoned.update(names)
+
     def use(self, scope: Scope, token: Tok) -> Value:
         value = scope.lookup(token.value)
         if value is None:
             base, hash_, index = token.value.partition("#")
+            if token.value in self.poisoned or base in self.poisoned:
+                raise PoisonedValue(token.value)
             if hash_ and scope.lookup(f"{base}#0") is not None:
                 count = 1
                 while scope.lookup(f"{base}#{count}") is not None:
@@ -194,6 +256,27 @@ class Lowering:
                 )
             raise self.error(f"{token.value} is used but never defined", token)
         return value
+
+    def use_all(self, scope: Scope, tokens: list[Tok]) -> list[Value]:
+        """The values of ``tokens``; each one that names no value is an error of its own (the
+        first raised, the others collected), and one whose op failed makes the op poisoned."""
+        values: list[Value] = []
+        errors: list[StableHloSyntaxError] = []
+        poisoned = False
+        for token in tokens:
+            try:
+                values.append(self.use(scope, token))
+            except PoisonedValue:
+                poisoned = True
+            except StableHloSyntaxError as error:
+                if all(_at(e) != _at(error) for e in errors):  # `chlo.square %x`: x * x
+                    errors.append(error)
+        if errors:
+            self.errors.extend(errors[1:])
+            raise errors[0]
+        if poisoned:
+            raise PoisonedValue(tokens[0].value if tokens else "")
+        return values
 
     def emit(
         self,
@@ -309,3 +392,7 @@ def _func_results(pieces: list[Any]) -> list[TensorType]:
         return read_types(nxt.items)
     t, _ = read_type(pieces, arrow + 1)
     return [t] if t is not None else []
+
+
+def _at(error: StableHloSyntaxError) -> int:
+    return -1 if error.span is None else error.span.start

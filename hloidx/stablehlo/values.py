@@ -12,7 +12,12 @@ from typing import Any, Protocol
 from .syntax import Group, Source, StableHloSyntaxError, Stmt, Tok, span_of
 from .types import TensorType, read_type
 
-__all__ = ["LoweringContext", "Scope", "Value", "check_result_count"]
+__all__ = ["LoweringContext", "PoisonedValue", "Scope", "Value", "check_result_count"]
+
+
+class PoisonedValue(Exception):
+    """A use of an SSA value whose defining op failed (its error is already reported): the
+    using op is skipped without an error of its own. Never reaches a user."""
 
 
 @dataclass
@@ -67,6 +72,8 @@ class LoweringContext(Protocol):
     ) -> list[Value]: ...
 
     def use(self, scope: Scope, token: Tok) -> Value: ...
+
+    def use_all(self, scope: Scope, tokens: list[Tok]) -> list[Value]: ...
 
     def emit(self, scope: Scope, ssa: str | None, *args: Any) -> str: ...
 
