@@ -61,6 +61,12 @@ def _looks_binary(data: bytes) -> bool:
     stripped = head.lstrip(b" \t\r\n")
     if stripped.startswith(_TEXT_STARTS):
         return False
+    # a message's tags and lengths are control bytes, over a tenth of a real module's first
+    # bytes; text with a stray NUL or a broken character has one or two (the text reader
+    # locates those)
+    control = sum(1 for b in head if b < 9 or 13 < b < 32)
+    if control < max(4, len(head) // 100):
+        return False
     if b"\x00" in head:
         return True
     try:
