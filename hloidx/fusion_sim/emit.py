@@ -61,6 +61,8 @@ class Emitter:
         instrs, root = self.flattener.flatten(comp)
         if self.reshape_shape is not None:
             instrs = self.reshape_shape(instrs, self.flattener.annotations)
+            root = self.reshape_shape.last[id(root)]
+        instrs = _live(instrs, root)
         outputs = {id(root)} | ({id(o) for o in root.operands} if root.opcode == "tuple" else set())
         instrs, replaced = rewrite_gemms(instrs, outputs)
         root = replaced.get(id(root), root)
@@ -130,7 +132,10 @@ class Emitter:
         if not isinstance(node, Group):
             self._require(node)
             names[id(node)] = node.name
-            return [_line(node.name, node, [names[id(o)] for o in node.operands])]
+            line = _line(node.name, node, [names[id(o)] for o in node.operands])
+            if node.opcode == "reshape":  # layout assignment makes a lone reshape a bitcast
+                line = line.replace(" reshape(", " bitcast(", 1)
+            return [line]
         self.fusion_count += 1
         k = self.fusion_count
         members = sorted(node.members, key=_order_key(node))
@@ -183,6 +188,23 @@ class Emitter:
         return out
 
 
+_SIDE_EFFECTS = ("outfeed", "send", "send-done", "infeed", "recv", "recv-done", "after-all")
+
+
+def _live(instrs: list[Instruction], root: Instruction) -> list[Instruction]:
+    """XLA's dead-code elimination: what the root needs, plus side effects (a value the
+    partitioner recomputed locally leaves its replicated original unused)."""
+    keep: set[int] = set()
+    stack = [root] + [i for i in instrs if i.opcode in _SIDE_EFFECTS or i.opcode == "parameter"]
+    while stack:
+        node = stack.pop()
+        if id(node) in keep:
+            continue
+        keep.add(id(node))
+        stack.extend(node.operands)
+    return [i for i in instrs if id(i) in keep]
+
+
 def _order_key(group: Group):
     order: dict[int, int] = {}
     for n, m in enumerate(topological(list(group.members))):
@@ -207,14 +229,23 @@ def _line(name: str, ins: Instruction, operands: list[str]) -> str:
     return text
 
 
-def emit_module(module: HloModule, reshape_shape=None) -> tuple[str, list[SimulatedKernel]]:
-    emitter = Emitter(module, reshape_shape)
+def emit_module(module: HloModule, devices: int = 1) -> tuple[str, list[SimulatedKernel]]:
+    """The fused module's text and its kernels; with ``devices > 1`` at per-device shapes
+    (:mod:`.sharding`), with the partitioner's collectives."""
+    from .sharding import Partitioner
+
+    partitioner = Partitioner(devices) if devices > 1 else None
+    emitter = Emitter(module, partitioner)
     if module.entry is None:
         raise ValueError("the module has no entry computation")
     emitter.emit_computation(module.entry)
     header = "HloModule " + module.name
     for key, value in module.attributes.items():
-        if key == "entry_computation_layout" and reshape_shape is not None:
+        if partitioner is not None and key in ("entry_computation_layout", "num_partitions"):
             continue
         header += f", {key}={value}"
-    return header + "\n\n" + "\n".join(emitter.blocks), emitter.kernels
+    blocks = emitter.blocks
+    if partitioner is not None:
+        header += f", num_partitions={devices}"
+        blocks = partitioner.reducer_text() + blocks
+    return header + "\n\n" + "\n".join(blocks), emitter.kernels

@@ -11,7 +11,8 @@ fused and alone). It declines when:
 - the consumer is a scatter or a dynamic-update-slice and the producer is its operand 0
   (``FusionDecision`` "in-place op operand");
 - the fusion would not save time: an expensive op (exp, log, divide, ...) duplicated into
-  more than one consumer (XLA's cost model charges the recomputation; hloidx declines always);
+  more than one consumer, or into a consumer that reuses each of its elements (a broadcast:
+  XLA's cost model charges the recomputation; hloidx declines always);
 - the fusion would be too large (``kMaxFusionInstructions``-like bound, here 512 ops).
 
 Then siblings (fusions reading the same value, with the same hero shape: equal reduce inputs
@@ -27,6 +28,8 @@ from ..hlo.ir import Instruction
 from .ops import IN_PLACE, is_consumer, is_expensive, is_producer
 
 MAX_FUSED_OPS = 512
+#: consumers that read an operand element more than once (``ReusesOperandElements``)
+REUSES = frozenset({"broadcast", "gather", "reduce-window", "pad", "concatenate"})
 MAX_SIBLING_OUTPUTS = 8
 #: siblings further apart than this (in the topological order) are not merged, and a path
 #: search that visits more values than this counts as a path (both bound the pass's time)
@@ -71,7 +74,11 @@ def topological(instrs: list[Instruction]) -> list[Instruction]:
 
 def _sibling_key(group: Group) -> tuple | None:
     hero = group.hero
-    if hero.opcode in IN_PLACE or len(group.roots) >= MAX_SIBLING_OUTPUTS:
+    if (
+        not hero.shape.is_array
+        or hero.opcode in IN_PLACE
+        or len(group.roots) >= MAX_SIBLING_OUTPUTS
+    ):
         return None
     if hero.opcode == "reduce":
         source = hero.operands[0].shape
@@ -92,7 +99,7 @@ def fuse(instrs: list[Instruction], outputs: set[int]) -> list[Group]:
     groups: dict[int, Group] = {}  # keyed by id of the group's first root
     owners: dict[int, set[int]] = {}
     for ins in reversed(order):
-        if not is_consumer(ins.opcode) or not ins.shape.is_array:
+        if not is_consumer(ins.opcode) or not (ins.shape.is_array or ins.opcode == "reduce"):
             continue
         gid = id(ins)
         groups[gid] = Group([ins], {ins})
@@ -113,6 +120,8 @@ def _fuse_into_users(ins, users, groups, owners, outputs) -> bool:
             return False
         if user.opcode in IN_PLACE and user.operands[0] is ins:
             return False
+        if user.opcode in REUSES and is_expensive(ins.opcode, ins.shape.element_type):
+            return False  # the consumer would recompute it for every element it reuses it for
         targets |= held
     if len(targets) > 1 and is_expensive(ins.opcode, ins.shape.element_type):
         return False
