@@ -51,6 +51,14 @@ from .options import global_options, language_option
     "really read and coalescing from the thread-id maps.",
 )
 @click.option(
+    "--fusion",
+    type=click.Choice(["simulated", "none"]),
+    default="simulated",
+    show_default=True,
+    help="A module before optimization: simulated (group and partition it as XLA:GPU "
+    "would, then cost that) or none (every op a kernel of its own, at global shapes).",
+)
+@click.option(
     "--sort",
     type=click.Choice(["time", "bytes", "flops", "name"]),
     default="time",
@@ -82,6 +90,7 @@ def cost(
     gpus_per_node: int,
     collective_config: str | None,
     model: str,
+    fusion: str,
     sort: str,
     limit: int | None,
     fmt: str,
@@ -144,9 +153,12 @@ def cost(
             sys.exit(EXIT_BAD_INPUT)
 
         def run(m: Any) -> Any:
-            return estimate_module(
-                m, target, model, gpus_per_node=gpus_per_node, collective_config=config
-            )
+            from ..fusion_sim import estimate_simulated, needs_simulation
+
+            estimate = estimate_module
+            if fusion == "simulated" and needs_simulation(m):
+                estimate = estimate_simulated
+            return estimate(m, target, model, gpus_per_node=gpus_per_node, collective_config=config)
 
         report = run(module)
         if compare_file is not None:

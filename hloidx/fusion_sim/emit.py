@@ -133,6 +133,8 @@ class Emitter:
             self._require(node)
             names[id(node)] = node.name
             line = _line(node.name, node, [names[id(o)] for o in node.operands])
+            if node.opcode == "while" and "backend_config" not in node.attributes:
+                line += _trip_count_config(node)
             if node.opcode == "reshape":  # layout assignment makes a lone reshape a bitcast
                 line = line.replace(" reshape(", " bitcast(", 1)
             return [line]
@@ -218,6 +220,19 @@ def _free_alone(group: Group) -> bool:
         return False
     op = group.hero.opcode
     return op in FREE_ALONE or op == "reshape"
+
+
+def _trip_count_config(while_op: Instruction) -> str:
+    """XLA's ``WhileLoopTripCountAnnotator``: the count it finds, written as it writes it."""
+    from ..perf.trip_count import trip_count
+
+    try:
+        found = trip_count(while_op).value
+    except Exception:  # the analysis is best effort on text it does not understand
+        return ""
+    if found is None:
+        return ""
+    return ', backend_config={"known_trip_count":{"n":"' + str(found) + '"}}'
 
 
 def _line(name: str, ins: Instruction, operands: list[str]) -> str:

@@ -73,6 +73,8 @@ def rewrite_gemms(
             if len(following) != 1 or id(last) in outputs or id(following[0]) in outputs:
                 break
             user = following[0]
+            if id(user) in replaced or id(user) in dropped:
+                break  # already the epilogue of another dot
             other = [o for o in user.operands if o is not last]
             if len(other) != 1 or user.shape.dims != ins.shape.dims:
                 break

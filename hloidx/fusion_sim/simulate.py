@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..hlo.ir import HloModule
 from ..hlo.syntax import parse_hlo
@@ -40,3 +41,32 @@ def simulate(module: HloModule, partition: bool = True) -> Simulation:
             "annotations, the partitioner's collectives added); " + SIMULATED
         )
     return Simulation(fused, text, tuple(kernels), what, devices)
+
+
+def needs_simulation(module: HloModule) -> bool:
+    """A module before optimization (no fusions, not scheduled): what ``cost`` simulates."""
+    return not module_stage(module).optimized
+
+
+def estimate_simulated(
+    module: HloModule, device: Any = "rtx-a6000", model: str = "hloidx", **options: Any
+) -> Any:
+    """The cost report of the module XLA:GPU would run (:func:`simulate`), its stage saying
+    what was simulated; ``options`` go to :func:`hloidx.perf.estimate_module`."""
+    from ..perf.report import estimate_module
+
+    simulation = simulate(module)
+    report = estimate_module(simulation.module, device, model, **options)
+    stage = module_stage(module)
+    report.stage = stage.simulated_as(simulation.simulated)
+    report.simulation = simulation
+    held = {k.name: k for k in simulation.kernels}
+    for cost in report.kernels:
+        kernel = held.get(cost.name)
+        if kernel is not None:
+            names = ", ".join(kernel.holds[:12]) + (", ..." if len(kernel.holds) > 12 else "")
+            cost.notes.append(
+                f"simulated kernel: holds {len(kernel.holds)} instruction(s) of the module "
+                f"before optimization: {names}"
+            )
+    return report

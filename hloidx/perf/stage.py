@@ -49,7 +49,7 @@ class Stage:
     @property
     def name(self) -> str:
         if self.simulated:
-            return "before optimization, fused and partitioned by hloidx's simulation (not XLA)"
+            return "before optimization, compiled by hloidx's simulation of XLA:GPU (not by XLA)"
         if not self.partitioned:
             return "before SPMD partitioning"
         if not self.optimized:
@@ -68,7 +68,7 @@ class Stage:
         if self.simulated:
             return [
                 "simulated by hloidx, not compiled by XLA: " + self.simulated,
-                f"mesh: {self.mesh}" if self.mesh else "mesh: none found",
+                f"mesh: {self.mesh}" if self.mesh else "mesh: one device (no sharding annotations)",
                 "the kernels are hloidx's prediction of XLA's; costed as an optimized module",
             ]
         if not self.optimized:
