@@ -32,7 +32,8 @@ class SimulatedKernel:
 
 
 class Emitter:
-    def __init__(self, module: HloModule, reshape_shape=None) -> None:
+    def __init__(self, module: HloModule, reshape_shape=None, multi_output: bool = True) -> None:
+        self.multi_output = multi_output
         self.module = module
         self.flattener = Flattener()
         self.blocks: list[str] = []
@@ -69,7 +70,7 @@ class Emitter:
         if root.opcode == "tuple":
             outputs |= {id(o) for o in root.operands}
         outputs.add(id(root))
-        groups = [g for g in fuse(instrs, outputs) if not _free_alone(g)]
+        groups = [g for g in fuse(instrs, outputs, self.multi_output) if not _free_alone(g)]
         lines = self._lines(comp, instrs, root, groups)
         head = ("ENTRY " if comp.is_entry else "") + comp.name + " {\n"
         self.blocks.append(head + "".join(f"  {line}\n" for line in lines) + "}\n")
@@ -146,7 +147,7 @@ class Emitter:
             for o in m.operands:
                 if o not in node.members:
                     inputs.setdefault(id(o), o)
-        hero = next((r for r in node.roots if r.opcode in ("reduce", "scatter")), node.hero)
+        hero = next((m for m in members if m.opcode in ("reduce", "scatter")), node.hero)
         kind = "kInput" if hero.opcode in ("reduce", "scatter") else "kLoop"
         prefix = "input" if kind == "kInput" else "loop"
         fname = f"{prefix}_{hero.opcode.replace('-', '_')}_fusion.{k}"
@@ -244,13 +245,15 @@ def _line(name: str, ins: Instruction, operands: list[str]) -> str:
     return text
 
 
-def emit_module(module: HloModule, devices: int = 1) -> tuple[str, list[SimulatedKernel]]:
+def emit_module(
+    module: HloModule, devices: int = 1, multi_output: bool = True
+) -> tuple[str, list[SimulatedKernel]]:
     """The fused module's text and its kernels; with ``devices > 1`` at per-device shapes
     (:mod:`.sharding`), with the partitioner's collectives."""
     from .sharding import Partitioner
 
     partitioner = Partitioner(devices) if devices > 1 else None
-    emitter = Emitter(module, partitioner)
+    emitter = Emitter(module, partitioner, multi_output)
     if module.entry is None:
         raise ValueError("the module has no entry computation")
     emitter.emit_computation(module.entry)

@@ -11,8 +11,14 @@ fused and alone). It declines when:
 - the consumer is a scatter or a dynamic-update-slice and the producer is its operand 0
   (``FusionDecision`` "in-place op operand");
 - the fusion would not save time: an expensive op (exp, log, divide, ...) duplicated into
-  more than one consumer, or into a consumer that reuses each of its elements (a broadcast:
-  XLA's cost model charges the recomputation; hloidx declines always);
+  more than one consumer, or into a kernel that iterates over more elements than it has (a
+  broadcast downstream recomputes it per reuse: XLA's cost model charges the recomputation;
+  hloidx declines always);
+- a bit-width-changing bitcast is no producer; a lone bitcast user is no consumer (the
+  producer is fused into its other users and also kept for the bitcast, as XLA does).
+
+A reduction is fused into its only user when that is elementwise on its result (reduction
+epilogue fusion: a convert, a bitcast).
 - the fusion would be too large (``kMaxFusionInstructions``-like bound, here 512 ops).
 
 Then siblings (fusions reading the same value, with the same hero shape: equal reduce inputs
@@ -25,11 +31,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..hlo.ir import Instruction
-from .ops import IN_PLACE, is_consumer, is_expensive, is_producer
+from .ops import ELEMENTWISE, IN_PLACE, is_consumer, is_expensive, is_fusible_producer
 
 MAX_FUSED_OPS = 512
-#: consumers that read an operand element more than once (``ReusesOperandElements``)
-REUSES = frozenset({"broadcast", "gather", "reduce-window", "pad", "concatenate"})
 MAX_SIBLING_OUTPUTS = 8
 #: siblings further apart than this (in the topological order) are not merged, and a path
 #: search that visits more values than this counts as a path (both bound the pass's time)
@@ -88,7 +92,7 @@ def _sibling_key(group: Group) -> tuple | None:
     return None
 
 
-def fuse(instrs: list[Instruction], outputs: set[int]) -> list[Group]:
+def fuse(instrs: list[Instruction], outputs: set[int], multi_output: bool = True) -> list[Group]:
     """The groups of ``instrs`` (operands before users). ``outputs``: ids of the values the
     computation returns (the root and what its tuple holds)."""
     order = topological(instrs)
@@ -106,31 +110,81 @@ def fuse(instrs: list[Instruction], outputs: set[int]) -> list[Group]:
         owners[gid] = {gid}
         if _fuse_into_users(ins, users.get(gid, []), groups, owners, outputs):
             del groups[gid]
-    result = [g for g in groups.values()]
-    return _siblings(order, result, users)
+    result = list(groups.values())
+    return _siblings(order, result, users) if multi_output else result
+
+
+def _space(group: Group) -> int:
+    """The elements the group's kernel iterates over: its reduction's input, else its root."""
+    for m in group.members:
+        if m.opcode == "reduce":
+            return m.operands[0].shape.num_elements()
+    return max(r.shape.num_elements() if r.shape.is_array else 1 for r in group.roots)
+
+
+def _epilogue(ins: Instruction, users, groups, owners) -> bool:
+    """A reduction fused into its only consumer when that is elementwise on the reduction's
+    result (XLA's reduction epilogue fusion): a convert, a bitcast, a unary op."""
+    if ins.opcode != "reduce" or not ins.shape.is_array or len(users) != 1:
+        return False
+    user = users[0]
+    if user.opcode not in ELEMENTWISE and user.opcode not in ("bitcast", "reshape"):
+        return False
+    if any(o is not ins and o.shape.dims for o in user.operands):
+        return False
+    targets = owners.get(id(user)) or set()
+    if len(targets) != 1:
+        return False
+    group = groups[next(iter(targets))]
+    if group.hero.opcode == "bitcast" and len(group.members) == 1:
+        return False
+    size = ins.shape.num_elements()
+    if any(m.opcode == "reduce" for m in group.members) or any(
+        not r.shape.is_array or r.shape.num_elements() != size for r in group.roots
+    ):
+        return False
+    group.members.add(ins)
+    owners[id(ins)] = targets
+    return True
 
 
 def _fuse_into_users(ins, users, groups, owners, outputs) -> bool:
-    if not users or id(ins) in outputs or not is_producer(ins.opcode):
+    """Fuse ``ins`` into every group holding one of its users; True when its own kernel is
+    gone (a producer kept for lone bitcast users stays a kernel too)."""
+    if not users or id(ins) in outputs:
+        return False
+    if _epilogue(ins, users, groups, owners):
+        return True
+    if not is_fusible_producer(ins):
         return False
     targets: set[int] = set()
+    bitcast_users = False
     for user in users:
         held = owners.get(id(user))
         if not held:
             return False
         if user.opcode in IN_PLACE and user.operands[0] is ins:
             return False
-        if user.opcode in REUSES and is_expensive(ins.opcode, ins.shape.element_type):
-            return False  # the consumer would recompute it for every element it reuses it for
+        if held == {id(user)} and user.opcode == "bitcast":
+            bitcast_users = True  # a lone bitcast reads the producer's buffer as it is
+            continue
         targets |= held
-    if len(targets) > 1 and is_expensive(ins.opcode, ins.shape.element_type):
+    if not targets:
         return False
-    if any(len(groups[t].members) >= MAX_FUSED_OPS for t in targets):
+    expensive = is_expensive(ins.opcode, ins.shape.element_type)
+    if expensive and len(targets) > 1:
         return False
+    size = ins.shape.num_elements() if ins.shape.is_array else 0
+    for t in targets:
+        group = groups[t]
+        if len(group.members) >= MAX_FUSED_OPS:
+            return False
+        if expensive and size < _space(group):
+            return False  # the kernel would recompute it for each element that reuses it
     for t in targets:
         groups[t].members.add(ins)
-    owners[id(ins)] = targets
-    return True
+    owners[id(ins)] = targets | ({id(ins)} if bitcast_users else set())
+    return not bitcast_users
 
 
 def _siblings(order, groups: list[Group], users) -> list[Group]:

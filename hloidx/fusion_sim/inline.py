@@ -6,6 +6,7 @@ callee's order, each name unique in the module."""
 from __future__ import annotations
 
 from ..hlo.ir import Computation, Instruction
+from .grouping import topological
 
 _IDENTITY_TARGETS = ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape")
 
@@ -36,7 +37,7 @@ class Flattener:
         out: list[Instruction] = []
         new: dict[int, Instruction] = {}
         root: Instruction | None = None
-        for ins in comp.instructions:
+        for ins in topological(comp.instructions):
             operands = [new[id(o)] for o in ins.operands]
             if ins.opcode == "parameter" and args is not None:
                 value = args[ins.parameter_number or 0]

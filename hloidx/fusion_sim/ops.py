@@ -50,3 +50,17 @@ def is_expensive(opcode: str, element_type: str) -> bool:
         return False
     # integer division is cheap on a GPU; XLA counts only floating point as expensive
     return not (opcode in ("divide", "remainder", "power") and element_type[:1] in "su")
+
+
+def bit_width(element_type: str) -> int:
+    digits = "".join(c for c in element_type if c.isdigit())
+    return int(digits.split("e")[0]) if digits else 8
+
+
+def is_fusible_producer(ins) -> bool:
+    """``IsLoopFusibleAsProducer``, and never a bitcast that changes the element width."""
+    if not is_producer(ins.opcode):
+        return False
+    if ins.opcode == "bitcast" and ins.operands:
+        return bit_width(ins.shape.element_type) == bit_width(ins.operands[0].shape.element_type)
+    return True

@@ -27,12 +27,13 @@ class Simulation:
     devices: int
 
 
-def simulate(module: HloModule, partition: bool = True) -> Simulation:
+def simulate(module: HloModule, partition: bool = True, multi_output: bool = True) -> Simulation:
     """The module XLA:GPU would run; per device when ``partition`` and the module carries
-    sharding annotations for more than one device."""
+    sharding annotations for more than one device; ``multi_output=False`` stops after
+    PriorityFusion (what XLA's ``priority_fusion_test.cc`` checks)."""
     stage = module_stage(module)
     devices = stage.num_partitions if partition and not stage.partitioned else 1
-    text, kernels = emit_module(module, devices)
+    text, kernels = emit_module(module, devices, multi_output)
     fused = parse_hlo(text, f"{module.name} (fused by hloidx's simulation)", verify=False)
     what = SIMULATED
     if devices > 1:
