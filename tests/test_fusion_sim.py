@@ -443,3 +443,36 @@ def test_an_optimized_module_is_never_simulated(flag) -> None:
     runner = CliRunner()
     doc = json.loads(runner.invoke(cli, ["cost", str(path), "--format", "json", *flag]).output)
     assert doc["stage"]["simulated"] is None
+
+
+def test_a_reduction_too_large_for_one_kernel_is_split_in_two() -> None:
+    # by hand: a row reduction over 50304 elements exceeds XLA's race-free bound of
+    # 1024 threads x 16 = 16384: padded to 4 x 16384 = 65536, reduced over 16384 (a
+    # [4,4] partial), then over the 4; two reduction kernels
+    groups, sim = _groups(
+        "HloModule big\n"
+        + ADD
+        + """
+ENTRY main {
+  x = f32[4,50304] parameter(0)
+  zero = f32[] constant(0)
+  ROOT r = f32[4] reduce(x, zero), dimensions={1}, to_apply=add
+}"""
+    )
+    assert len(groups) == 2
+    partial = next(i for i in sim.module.instructions() if i.name == "r.tree")
+    assert partial.shape.dims == (4, 4)
+    pad = next(i for i in sim.module.instructions() if i.name == "r.tree.pad")
+    assert pad.shape.dims == (4, 65536)
+    # a column reduction over 4096 rows is race free: one kernel
+    groups, _ = _groups(
+        "HloModule small\n"
+        + ADD
+        + """
+ENTRY main {
+  x = f32[4096,256] parameter(0)
+  zero = f32[] constant(0)
+  ROOT r = f32[256] reduce(x, zero), dimensions={0}, to_apply=add
+}"""
+    )
+    assert len(groups) == 1

@@ -13,6 +13,7 @@ from .gemm import rewrite_gemms
 from .grouping import Group, fuse, topological
 from .inline import Flattener
 from .ops import FREE_ALONE
+from .tree_reduction import split_large_reductions
 
 #: attributes the fused module does not keep (annotations for passes already simulated)
 _DROPPED = frozenset({"sharding", "metadata", "frontend_attributes"})
@@ -63,7 +64,8 @@ class Emitter:
         if self.reshape_shape is not None:
             instrs = self.reshape_shape(instrs, self.flattener.annotations)
             root = self.reshape_shape.last[id(root)]
-        instrs = _live(instrs, root)
+        instrs, split = split_large_reductions(_live(instrs, root))
+        root = split.get(id(root), root)
         outputs = {id(root)} | ({id(o) for o in root.operands} if root.opcode == "tuple" else set())
         instrs, replaced = rewrite_gemms(instrs, outputs)
         root = replaced.get(id(root), root)
