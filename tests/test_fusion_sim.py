@@ -190,6 +190,87 @@ ENTRY main {
     assert root.operands[0].opcode == "fusion"
 
 
+@pytest.mark.parametrize(
+    ("shape", "reduced", "middle", "out"),
+    [
+        # DoNotFuseReduceIntoReduce
+        ("f32[8,4,128,226]{3,2,1,0}", "3", "f32[8,4,128]{2,1,0}", "f32[8,4]{1,0}"),
+        # DoNotFuseReduceIntoReduceEvenIfOccupancyIsHigh
+        ("f32[4,3584,128,168]{3,2,1,0}", "3", "f32[4,3584,128]{2,1,0}", "f32[4,3584]{1,0}"),
+    ],
+)
+def test_xla_do_not_fuse_reduce_into_reduce(shape, reduced, middle, out) -> None:
+    """Two kernels, each rooted at its reduce."""
+    groups, sim = _groups(
+        "HloModule test_module\n"
+        + ADD
+        + f"""
+ENTRY main {{
+  p0 = {shape} parameter(0)
+  c0 = f32[] constant(0)
+  r0 = {middle} reduce(p0, c0), dimensions={{{reduced}}}, to_apply=add
+  ROOT r1 = {out} reduce(r0, c0), dimensions={{2}}, to_apply=add
+}}"""
+    )
+    assert groups == {frozenset({"c0", "r0"}), frozenset({"c0", "r1"})}
+    assert all(k.kind == "kInput" for k in sim.kernels)
+
+
+SCATTER_ADD = """
+add {
+  lhs = s32[] parameter(0)
+  rhs = s32[] parameter(1)
+  ROOT add = s32[] add(lhs, rhs)
+}
+"""
+
+
+def test_xla_dont_fuse_into_first_operand_of_scatter() -> None:
+    """DontFuseIntoFirstOperandOfScatter: ROOT add(fusion, fusion), the scatter fusion a
+    kInput with scatter(parameter, add, add): the indices and updates fused, not operand."""
+    groups, sim = _groups(
+        "HloModule test_module\n"
+        + SCATTER_ADD
+        + """
+ENTRY FuseIntoScatter {
+  p0 = s32[3,3] parameter(0)
+  operand = s32[3,3] add(p0, p0)
+  p1 = s32[2,1] parameter(1)
+  indices = s32[2,1] add(p1, p1)
+  p2 = s32[2,3] parameter(2)
+  updates = s32[2,3] add(p2, p2)
+  scatter = s32[3,3] scatter(operand, indices, updates), to_apply=add, update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1
+  ROOT add = s32[3,3] add(scatter, scatter)
+}"""
+    )
+    assert frozenset({"scatter", "indices", "updates"}) in groups
+    assert frozenset({"operand"}) in groups
+    (scatter,) = [k for k in sim.kernels if "scatter" in k.holds]
+    assert scatter.kind == "kInput"
+    assert all("scatter" not in g for g in groups - {frozenset(scatter.holds)})
+
+
+def test_xla_dont_fuse_constant_into_first_operand_of_scatter() -> None:
+    """DontFuseConstantIntoFirstOperandOfScatter: fusion(constant, parameter), kInput,
+    scatter(parameter, parameter, broadcast(constant))."""
+    groups, sim = _groups(
+        "HloModule test_module\n"
+        + SCATTER_ADD
+        + """
+ENTRY FuseIntoScatter {
+  operand = s32[1] constant({0})
+  indices = s32[24,1] parameter(0)
+  constant = s32[] constant(1)
+  updates = s32[24,1] broadcast(constant)
+  ROOT scatter = s32[1] scatter(operand, indices, updates), to_apply=add, update_window_dims={1}, inserted_window_dims={}, scatter_dims_to_operand_dims={0}, index_vector_dim=1
+}"""
+    )
+    assert groups == {frozenset({"scatter", "updates", "constant"})}
+    root = sim.module.entry.root
+    assert root.attributes["kind"] == "kInput"
+    assert [o.opcode for o in root.operands] == ["constant", "parameter"]
+
+
 # -- hand-built modules ----------------------------------------------------------------------
 
 
