@@ -117,7 +117,7 @@ class Emitter:
             while stack:
                 node, ready = stack.pop()
                 if ready:
-                    lines.extend(self._node_lines(comp, node, names))
+                    lines.extend(self._node_lines(comp, node, names, position))
                     continue
                 if id(node) in emitted:
                     continue
@@ -131,7 +131,7 @@ class Emitter:
                 break
         return lines
 
-    def _node_lines(self, comp, node, names: dict[int, str]) -> list[str]:
+    def _node_lines(self, comp, node, names: dict[int, str], position) -> list[str]:
         if not isinstance(node, Group):
             self._require(node)
             names[id(node)] = node.name
@@ -143,7 +143,7 @@ class Emitter:
             return [line]
         self.fusion_count += 1
         k = self.fusion_count
-        members = sorted(node.members, key=_order_key(node))
+        members = sorted(node.members, key=lambda m: position[id(m)])
         inputs: dict[int, Instruction] = {}
         for m in members:
             for o in m.operands:
@@ -208,13 +208,6 @@ def _live(instrs: list[Instruction], root: Instruction) -> list[Instruction]:
         keep.add(id(node))
         stack.extend(node.operands)
     return [i for i in instrs if id(i) in keep]
-
-
-def _order_key(group: Group):
-    order: dict[int, int] = {}
-    for n, m in enumerate(topological(list(group.members))):
-        order[id(m)] = n
-    return lambda m: order[id(m)]
 
 
 def _free_alone(group: Group) -> bool:
