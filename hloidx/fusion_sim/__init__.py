@@ -9,6 +9,6 @@ module. This is hloidx's simulation of XLA's passes, not XLA's output.
 
 from __future__ import annotations
 
-from .simulate import Simulation, estimate_simulated, needs_simulation, simulate
+from .pipeline import Simulation, estimate_simulated, needs_simulation, simulate
 
 __all__ = ["Simulation", "estimate_simulated", "needs_simulation", "simulate"]
