@@ -557,3 +557,16 @@ ENTRY main {
 }"""
     )
     assert len(groups) == 1
+
+
+@pytest.mark.parametrize("name", ["softmax", "sharded_dot", "scan"])
+def test_xla_parses_the_simulated_module(name) -> None:
+    """The fused module is HLO that XLA's own parser reads (skipped without jaxlib)."""
+    hlo = pytest.importorskip("jaxlib._hlo")
+    if name == "scan":
+        from paths import ROOT
+
+        text = (ROOT / "tests/data/corpus/rnn_scan.pre.hlo").read_text()
+    else:
+        text = {"softmax": SOFTMAX, "sharded_dot": SHARDED_DOT}[name]
+    hlo.hlo_module_from_text(simulate(parse_hlo(text)).text)
