@@ -268,6 +268,19 @@ class Partitioner:
             dims[gained] = -(-dims[gained] // after[gained])
         attributes = self._group(ways)
         attributes["dimensions"] = "{" + str(dimension) + "}"
+        if op == "all-to-all":
+            # XLA's all-to-all keeps its operand's shape (the same bytes, exchanged); the
+            # partitioner's reshape to the new split follows it
+            del attributes["use_global_device_ids"]
+            exchanged = Instruction(
+                name=self._name(op + ".spmd"),
+                opcode=op,
+                shape=value.shape,
+                operands=[value],
+                attributes=attributes,
+            )
+            out.append(exchanged)
+            op, value, attributes = "reshape", exchanged, {}
         made = Instruction(
             name=self._name(op + ".spmd"),
             opcode=op,
