@@ -63,4 +63,19 @@ def is_fusible_producer(ins) -> bool:
         return False
     if ins.opcode == "bitcast" and ins.operands:
         return bit_width(ins.shape.element_type) == bit_width(ins.operands[0].shape.element_type)
+    if ins.opcode == "transpose":
+        return not is_tiled_transpose(ins)
     return True
+
+
+def is_tiled_transpose(ins) -> bool:
+    """A transpose that moves the minor dimension, large enough for XLA's shared-memory
+    transpose emitter (``kMinDimensionToTransposeTiled``: both minor dimensions >= 16, or
+    >= 8 with at least 64 x 128 elements): it heads a kernel of its own (XLA does not fuse
+    it into a reduction or a loop consumer)."""
+    order = ins.dimensions or ()
+    if not order or not ins.shape.is_array or order[-1] == len(order) - 1:
+        return False
+    source = ins.operands[0].shape.dims
+    small = min(source[-1], ins.shape.dims[-1])
+    return small >= 16 or (small >= 8 and ins.shape.num_elements() >= 64 * 128)
