@@ -631,3 +631,22 @@ def test_xla_do_not_fuse_transpose_into_reduce() -> None:
 def test_xla_do_not_fuse_transpose_into_reduce_count() -> None:
     _, sim = _transpose_into_reduce()
     assert len(sim.kernels) == 8
+
+
+def test_xla_fuse_only_small_constant() -> None:
+    """FuseOnlySmallConstant: ROOT fusion(constant, parameter) computing
+    multiply(parameter, add(parameter, broadcast(constant))): the scalar constant is fused,
+    the [32,32] one is not."""
+    groups, sim = _groups("""HloModule module
+ENTRY main {
+  param_0 = f32[32,32]{1,0} parameter(0)
+  c_1 = f32[] constant(1)
+  c_2 = f32[32,32] constant({...})
+  broadcast = f32[32,32]{1,0} broadcast(c_1), dimensions={}
+  add = f32[32,32]{1,0} add(param_0, broadcast)
+  ROOT mul = f32[32,32]{1,0} multiply(c_2, add)
+}""")
+    assert groups == {frozenset({"c_1", "broadcast", "add", "mul"})}
+    root = sim.module.entry.root
+    assert root.opcode == "fusion"
+    assert sorted(o.opcode for o in root.operands) == ["constant", "parameter"]

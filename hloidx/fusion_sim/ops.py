@@ -65,6 +65,8 @@ def is_fusible_producer(ins) -> bool:
         return bit_width(ins.shape.element_type) == bit_width(ins.operands[0].shape.element_type)
     if ins.opcode == "transpose":
         return not is_tiled_transpose(ins)
+    if ins.opcode == "constant":  # only a small (scalar) constant is fused; a larger one
+        return ins.shape.is_array and ins.shape.num_elements() <= 1  # is read from memory
     return True
 
 
