@@ -31,12 +31,15 @@ ALLOWED: dict[str, set[str]] = {
     "perf": {"gpu", "tiling", "hlo", "maps", "base"},
     # measured profiles -> times per (module, program, instruction); knows nothing of estimates
     "profiles": {"hlo", "base"},
+    # a module before optimization grouped as XLA:GPU would group it (issue 47)
+    "fusion_sim": {"perf", "gpu", "tiling", "hlo", "maps", "base"},
     # the renderers every front end shares: text, JSON documents, HTML (Rich, never Click)
     "render": {"check", "perf", "gpu", "tiling", "stablehlo", "pictures", "hlo", "maps", "base"},
     # Click wiring and options only; its text comes from render/
     "cli": {
         "cli",
         "profiles",
+        "fusion_sim",
         "render",
         "lsp",
         "model_explorer",
@@ -72,6 +75,7 @@ ALLOWED: dict[str, set[str]] = {
     "api": {
         "notebook",
         "profiles",
+        "fusion_sim",
         "render",
         "cli",
         "check",

@@ -394,7 +394,7 @@ def test_cost_text_ends_with_the_step() -> None:
 
 def test_cost_text_says_the_order_is_the_texts_when_not_scheduled() -> None:
     path = ROOT / "tests/data/corpus/rnn_scan.pre.hlo"
-    out = _cli("cost", str(path)).output
+    out = _cli("cost", str(path), "--fusion", "none").output
     assert "stage: before optimization; not scheduled: the text's order" in out
     assert "every op is estimated as a kernel of its own" in out
     assert "loop while.6: 10 trips, from the condition" in out
@@ -403,7 +403,7 @@ def test_cost_text_says_the_order_is_the_texts_when_not_scheduled() -> None:
 
 def test_cost_json_has_the_step_the_loops_the_stage_and_collective_rows() -> None:
     path = ROOT / "tests/data/corpus/rnn_scan.pre.hlo"
-    doc = json.loads(_cli("cost", str(path), "--format", "json").output)
+    doc = json.loads(_cli("cost", str(path), "--format", "json", "--fusion", "none").output)
     assert set(doc["step"]) >= {
         "time_ns",
         "compute_ns",

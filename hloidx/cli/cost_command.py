@@ -53,6 +53,14 @@ from .options import global_options, language_option
     "coalescing from the thread-id maps.",
 )
 @click.option(
+    "--fusion",
+    type=click.Choice(["simulated", "none"]),
+    default="simulated",
+    show_default=True,
+    help="A module before optimization: simulated (group and partition it as XLA:GPU "
+    "would, then cost that) or none (every op a kernel of its own, at global shapes).",
+)
+@click.option(
     "--sort",
     type=click.Choice(["time", "bytes", "flops", "name"]),
     default="time",
@@ -100,6 +108,7 @@ def cost(
     gpus_per_node: int,
     collective_config: str | None,
     model: str,
+    fusion: str,
     sort: str,
     limit: int | None,
     fmt: str,
@@ -184,9 +193,12 @@ def cost(
         target = from_profile or _device(device or "rtx-a6000", device_spec)
 
         def run(m: Any) -> Any:
-            return estimate_module(
-                m, target, model, gpus_per_node=gpus_per_node, collective_config=config
-            )
+            from ..fusion_sim import estimate_simulated, needs_simulation
+
+            estimate = estimate_module
+            if fusion == "simulated" and needs_simulation(m):
+                estimate = estimate_simulated
+            return estimate(m, target, model, gpus_per_node=gpus_per_node, collective_config=config)
 
         report = run(module)
         if program is not None:
