@@ -86,16 +86,30 @@ def node_id(name: str, layer: str = "") -> str:
     return f"{layer}/{name}" if layer else name
 
 
-def shape_text(shape: Shape) -> str:
-    return str(shape)
+class _ShapeTexts:
+    """Each distinct shape's text and output metadata, made once per document: real modules
+    repeat a few hundred shapes over tens of thousands of instructions (the entries are only
+    ever serialised, so sharing them is safe)."""
 
+    def __init__(self) -> None:
+        self._text: dict[Shape, str] = {}
+        self._outputs: dict[Shape, list[dict[str, Any]]] = {}
 
-def _output_metadata(shape: Shape) -> list[dict[str, Any]]:
-    leaves = list(shape.tuple_shapes) if shape.tuple_shapes is not None else [shape]
-    return [
-        {"id": str(i), "attrs": [{"key": "tensor_shape", "value": str(leaf)}]}
-        for i, leaf in enumerate(leaves)
-    ]
+    def text(self, shape: Shape) -> str:
+        found = self._text.get(shape)
+        if found is None:
+            found = self._text[shape] = str(shape)
+        return found
+
+    def outputs(self, shape: Shape) -> list[dict[str, Any]]:
+        found = self._outputs.get(shape)
+        if found is None:
+            leaves = list(shape.tuple_shapes) if shape.tuple_shapes is not None else [shape]
+            found = self._outputs[shape] = [
+                {"id": str(i), "attrs": [{"key": "tensor_shape", "value": self.text(leaf)}]}
+                for i, leaf in enumerate(leaves)
+            ]
+        return found
 
 
 def _operand_attrs(
@@ -182,8 +196,9 @@ def computation_graph(
             for param in callee.parameters:
                 parameter_feed[id(param)] = placed[id(instr)][0]
     shared: dict[tuple[Any, ...], list[dict[str, str]]] = {}
+    shapes = _ShapeTexts()
     nodes = [
-        _node(instr, layer, placed, fused_root, parameter_feed, operands_json, shared)
+        _node(instr, layer, placed, fused_root, parameter_feed, operands_json, shared, shapes)
         for instr, layer in walked
     ]
     return {"id": computation.name, "nodes": nodes}
@@ -197,6 +212,7 @@ def _node(
     parameter_feed: dict[int, str],
     operands_json: dict[tuple[str, str], list[dict[str, Any]]],
     shared: dict[tuple[Any, ...], list[dict[str, str]]],
+    shapes: _ShapeTexts,
 ) -> dict[str, Any]:
     computation = instr.computation.name if instr.computation is not None else ""
     edges = []
@@ -222,7 +238,7 @@ def _node(
     attrs = [
         {"key": "name", "value": instr.name},
         {"key": "opcode", "value": instr.opcode},
-        {"key": "shape", "value": shape_text(instr.shape)},
+        {"key": "shape", "value": shapes.text(instr.shape)},
         {"key": "computation", "value": computation},
     ]
     if instr.shape.layout is not None:
@@ -234,17 +250,18 @@ def _node(
         {"id": str(operand.get("index", i)), "attrs": _operand_attrs(operand, shared)}
         for i, operand in enumerate(operands_json.get((computation, instr.name), []))
     ]
+    layered = _layer_callee(instr) is not None
     node: dict[str, Any] = {
         "id": placed[id(instr)][0],
         "label": instr.name,
-        "namespace": layer if _layer_callee(instr) is None else _own_layer(instr, layer),
+        "namespace": _own_layer(instr, layer) if layered else layer,
         "subgraphIds": [c.name for c in _control_flow_callees(instr)],
         "attrs": attrs,
         "incomingEdges": edges,
         "inputsMetadata": inputs,
-        "outputsMetadata": _output_metadata(instr.shape),
+        "outputsMetadata": shapes.outputs(instr.shape),
     }
-    if _layer_callee(instr) is not None:
+    if layered:
         node["config"] = {"pinToGroupTop": True}
     return node
 
