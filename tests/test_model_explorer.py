@@ -55,6 +55,11 @@ def test_control_flow_graphs_are_the_computations_that_run():
     result = main["result"]["incomingEdges"][0]
     assert (result["sourceNodeId"], result["sourceNodeOutputId"]) == ("loop", "1")
     assert [m["id"] for m in main["loop"]["outputsMetadata"]] == ["0", "1"]
+    tags = [
+        {a["key"]: a["value"] for a in m["attrs"]}["__tensor_tag"]
+        for m in main["loop"]["outputsMetadata"]
+    ]
+    assert tags == ["loop#0", "loop#1"]  # the elements named as XLA's text names them
 
 
 @pytest.mark.parametrize("path", [CONTROL_FLOW, *SAMPLES], ids=lambda p: p.name)

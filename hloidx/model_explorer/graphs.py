@@ -259,11 +259,25 @@ def _node(
         "attrs": attrs,
         "incomingEdges": edges,
         "inputsMetadata": inputs,
-        "outputsMetadata": shapes.outputs(instr.shape),
+        "outputsMetadata": _outputs(instr, shapes),
     }
     if layered:
         node["config"] = {"pinToGroupTop": True}
     return node
+
+
+def _outputs(instr: Instruction, shapes: _ShapeTexts) -> list[dict[str, Any]]:
+    """A node's outputs: one per element of a tuple, named as XLA's text names an element
+    (``loop#1``), so an edge from a tuple says which element it carries."""
+    if instr.shape.tuple_shapes is None:
+        return shapes.outputs(instr.shape)
+    return [
+        {
+            "id": out["id"],
+            "attrs": [{"key": "__tensor_tag", "value": f"{instr.name}#{out['id']}"}, *out["attrs"]],
+        }
+        for out in shapes.outputs(instr.shape)
+    ]
 
 
 def _own_layer(instr: Instruction, layer: str) -> str:
