@@ -41,10 +41,10 @@ _TOKEN = re.compile(r"[A-Za-z_][\w.\-]*")
 @dataclass
 class _Group:
     members: list[tuple[Instruction, list[str]]] = field(default_factory=list)
-    ready: int = -1
-    first_use: int = 1 << 60
     result_bytes: int = 0
-    movable: bool = True
+    #: bit of this group, and the groups it depends on (bits)
+    bit: int = 0
+    ancestors: int = 0
 
 
 def _name_of(line: str) -> str:
@@ -58,71 +58,117 @@ def schedule_collectives(
     combine: bool = True,
 ) -> list[str]:
     """``lines`` (one computation, in a valid order) with the named collectives combined and
-    split into start/done pairs; ``collectives`` maps a collective's name to its instruction
-    and its operands' names as written."""
+    split into start/done pairs, then listed again: starts as soon as their operands are
+    computed, dones only when nothing else can run; ``collectives`` maps a collective's name
+    to its instruction and its operands' names as written."""
     if not collectives:
         return lines
-    defined = {_name_of(line): n for n, line in enumerate(lines)}
-    first_use: dict[str, int] = {}
-    for n, line in enumerate(lines):
+    names = [_name_of(line) for line in lines]
+    position = {name: n for n, name in enumerate(names)}
+    deps: list[list[int]] = []
+    for line in lines:
         rhs = line.split(" = ", 1)[1] if " = " in line else ""
-        for token in _TOKEN.findall(rhs):
-            if token in collectives and token not in first_use:
-                first_use[token] = n
-    groups: list[_Group] = []
+        found = {position[t] for t in _TOKEN.findall(rhs) if t in position}
+        deps.append(sorted(found))
+    groups = _combine(lines, names, deps, collectives, combine)
+    if not groups:
+        return lines
+    scheduled = _list_schedule(lines, names, deps, groups)
+    if scheduled is None and combine:  # a combination closed a cycle: each on its own
+        scheduled = _list_schedule(lines, names, deps, _combine(lines, names, deps, collectives))
+    return lines if scheduled is None else scheduled
+
+
+def _combine(lines, names, deps, collectives, combine: bool = False) -> dict[int, _Group]:
+    """Line index of each asynchronous collective -> its group (XLA's combiners: one key,
+    within the thresholds, no member depending on another)."""
+    of: dict[int, _Group] = {}
     open_groups: dict[tuple, _Group] = {}
-    moved: set[int] = set()
-    for n, line in enumerate(lines):
-        name = _name_of(line)
-        if name not in collectives or line.startswith("ROOT "):
+    ancestors = [0] * len(lines)
+    bits = 0
+    for n, name in enumerate(names):
+        seen = 0
+        for d in deps[n]:
+            seen |= ancestors[d]
+            if d in of:
+                seen |= of[d].bit | of[d].ancestors
+        ancestors[n] = seen
+        if name not in collectives or lines[n].startswith("ROOT "):
             continue
-        ins, operands = collectives[name]
+        ins, _ = collectives[name]
         if ins.opcode not in ASYNC_KINDS:
             continue
-        moved.add(n)
-        chained = any(o in collectives for o in operands)
-        ready = n - 1 if chained else max((defined.get(o, -1) for o in operands), default=-1)
-        use = first_use.get(name, len(lines))
         size = shape_bytes(ins.shape)
         key = (ins.opcode, *(ins.attributes.get(k) for k in _KEY_ATTRIBUTES))
-        group = open_groups.get(key) if combine and not chained else None
+        group = open_groups.get(key) if combine else None
         if group is not None and not (
             group.result_bytes + size <= COMBINE_THRESHOLD_BYTES[ins.opcode]
             and len(group.members) < COMBINE_THRESHOLD_COUNT
-            and max(group.ready, ready) < min(group.first_use, use)
+            and not seen & group.bit
         ):
             group = None
         if group is None:
-            group = _Group(movable=not chained)
-            groups.append(group)
-            if combine and not chained:
+            bits += 1
+            group = _Group(bit=1 << bits)
+            if combine:
                 open_groups[key] = group
-        group.members.append((ins, operands))
-        group.ready = max(group.ready, ready)
-        group.first_use = min(group.first_use, use)
+        group.members.append(collectives[name])
         group.result_bytes += size
-    starts: dict[int, list[tuple[str, _Group]]] = {}
-    dones: dict[int, list[tuple[str, _Group]]] = {}
-    for group in groups:
-        start_text, done_text = _pair(group)
-        starts.setdefault(group.ready + 1, []).append((start_text, group))
-        dones.setdefault(group.first_use, []).append((done_text, group))
-    result: list[str] = []
-    started: set[int] = set()
-    for n in range(len(lines) + 1):
-        waiting = []
-        for text, group in dones.get(n, []):
-            if id(group) in started:
-                result.extend(text)
-            else:
-                waiting.extend(text)
-        for text, group in starts.get(n, []):
-            result.append(text)
-            started.add(id(group))
-        result.extend(waiting)
-        if n < len(lines) and n not in moved:
-            result.append(lines[n])
-    return result
+        group.ancestors |= seen
+        of[n] = group
+    return of
+
+
+def _list_schedule(lines, names, deps, of: dict[int, _Group]) -> list[str] | None:
+    """A list schedule of the lines with each group's start and done as nodes: a start as
+    soon as it can run, a done only when nothing else can; None on a cycle."""
+    import heapq
+
+    nodes: list[tuple[list[str], list[int]]] = []  # (text lines, node deps)
+    node_of_line: list[int] = [0] * len(lines)
+    group_nodes: dict[int, tuple[int, int]] = {}
+    kinds: list[int] = []  # 0 start, 1 ordinary, 2 done, 3 root
+    for n, line in enumerate(lines):
+        group = of.get(n)
+        if group is None:
+            node_of_line[n] = len(nodes)
+            nodes.append(([line], []))
+            kinds.append(3 if line.startswith("ROOT ") else 1)
+            continue
+        if id(group) not in group_nodes:
+            start_text, done_text = _pair(group)
+            group_nodes[id(group)] = (len(nodes), len(nodes) + 1)
+            nodes.append(([start_text], []))
+            kinds.append(0)
+            nodes.append((done_text, [len(nodes) - 1]))
+            kinds.append(2)
+        node_of_line[n] = group_nodes[id(group)][1]
+    for n in range(len(lines)):
+        group = of.get(n)
+        target = group_nodes[id(group)][0] if group is not None else node_of_line[n]
+        nodes[target][1].extend(node_of_line[d] for d in deps[n])
+    users: list[list[int]] = [[] for _ in nodes]
+    waiting = [0] * len(nodes)
+    for k, (_, node_deps) in enumerate(nodes):
+        for d in set(node_deps):
+            if d != k:
+                users[d].append(k)
+                waiting[k] += 1
+    ready: list[tuple[int, int]] = []
+    for k in range(len(nodes)):
+        if waiting[k] == 0:
+            heapq.heappush(ready, (kinds[k] if kinds[k] != 1 else 1, k))
+    order: list[str] = []
+    done = 0
+    while ready:
+        _, k = heapq.heappop(ready)
+        order.extend(nodes[k][0])
+        done += 1
+        for u in users[k]:
+            waiting[u] -= 1
+            if waiting[u] == 0:
+                heapq.heappush(ready, (kinds[u], u))
+    return order if done == len(nodes) else None
 
 
 def _pair(group: _Group) -> tuple[str, list[str]]:
