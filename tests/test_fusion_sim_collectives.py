@@ -52,3 +52,101 @@ def test_a_slice_cutting_a_split_dimension_gathers_it() -> None:
     assert gathers
     assert gathers[0].shape.dims[-3:] == (3, 16, 8)
     assert ops["s"].shape.dims == (1, 8, 8)
+
+
+# -- combining (XLA's AllGatherCombiner / AllReduceCombiner, 30 MiB + 7 default) -----------
+
+TWO_WEIGHTS = """HloModule fsdp2
+
+ENTRY main {
+  x = f32[16,4096] parameter(0), sharding={devices=[4,1]<=[4]}
+  w1 = f32[4096,COLS] parameter(1), sharding={devices=[4,1]<=[4]}
+  w2 = f32[4096,COLS] parameter(2), sharding={devices=[4,1]<=[4]}
+  d1 = f32[16,COLS] dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d2 = f32[16,COLS] dot(x, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[16,COLS], f32[16,COLS]) tuple(d1, d2)
+}"""
+
+
+def _ops(sim, opcode: str):
+    return [i for i in _all_instructions(sim.module) if i.opcode == opcode]
+
+
+def test_two_independent_weight_gathers_are_combined_into_one() -> None:
+    # by hand: each weight is split along its contracted rows, so each is all-gathered
+    # whole: f32[4096,512] = 4096*512*4 = 8,388,608 bytes each, 16,777,216 together, under
+    # 30 MiB + 7 = 31,457,287; neither depends on the other: one all-gather of two operands
+    sim = simulate(parse_hlo(TWO_WEIGHTS.replace("COLS", "512")))
+    (start,) = _ops(sim, "all-gather-start")
+    assert [o.name for o in start.operands] == ["w1", "w2"]
+    assert start.operands[0].shape.dims == (1024, 512)
+    (done,) = _ops(sim, "all-gather-done")
+    assert [s.dims for s in done.shape.tuple_shapes] == [(4096, 512), (4096, 512)]
+    gtes = [i for i in _ops(sim, "get-tuple-element") if i.operands[0] is done]
+    assert sorted(g.tuple_index for g in gtes) == [0, 1]
+
+
+def test_gathers_over_the_threshold_stay_apart() -> None:
+    # by hand: f32[4096,1024] = 16,777,216 bytes each, 33,554,432 together > 31,457,287:
+    # two all-gathers
+    sim = simulate(parse_hlo(TWO_WEIGHTS.replace("COLS", "1024")))
+    starts = _ops(sim, "all-gather-start")
+    assert sorted(o.name for s in starts for o in s.operands) == ["w1", "w2"]
+    assert len(starts) == 2
+
+
+def test_partial_sums_are_combined_in_one_all_reduce() -> None:
+    # by hand: x and both weights split along the contracted dimension: each device holds
+    # partial sums f32[16,64] of d1 and d2, independent of each other: one all-reduce of
+    # two operands (2 * 16*64*4 = 8,192 bytes)
+    text = TWO_WEIGHTS.replace("COLS", "64").replace(
+        "f32[16,4096] parameter(0), sharding={devices=[4,1]<=[4]}",
+        "f32[16,4096] parameter(0), sharding={devices=[1,4]<=[4]}",
+    )
+    sim = simulate(parse_hlo(text))
+    (start,) = _ops(sim, "all-reduce-start")
+    assert [o.shape.dims for o in start.operands] == [(16, 64), (16, 64)]
+    assert not _ops(sim, "all-reduce")
+
+
+# -- asynchronous, overlapped in the step view ----------------------------------------------
+
+OVERLAP = """HloModule overlap
+
+ENTRY main {
+  x = f32[16,512] parameter(0), sharding={devices=[4,1]<=[4]}
+  w = f32[512,256] parameter(1), sharding={devices=[4,1]<=[4]}
+  e = f32[16,512] exponential(x)
+  ROOT d = f32[16,256] dot(e, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}"""
+
+
+def _step_us(sim) -> tuple[float, float, int]:
+    from hloidx.perf.loops import walk_module
+    from hloidx.perf.step import CollectiveTime, simulate_step
+
+    program = walk_module(sim.module)
+    kernels = []
+
+    def kernel_ns(kernel):
+        kernels.append(kernel.name)
+        return 10_000.0  # every kernel 10 us
+
+    def collective_time(instr):
+        return CollectiveTime(25_000.0)  # the all-gather 25 us
+
+    step = simulate_step(program, kernel_ns, collective_time)
+    return step.time_ns / 1000, step.exposed_ns / 1000, len(kernels)
+
+
+def test_the_weight_gather_overlaps_the_kernel_before_the_gemm() -> None:
+    # by hand: the all-gather of w needs nothing computed, the exp kernel does not need it,
+    # the GEMM needs both. Asynchronous: start (1 us of the compute stream, XLA's kLowCost),
+    # the exp kernel (10 us) beside the gather (25 us, from 1 to 26), the done waits 26 - 11
+    # = 15 us then takes 1 us, the GEMM 10 us: 1 + 10 + 15 + 1 + 10 = 37 us, 15 us exposed.
+    # Synchronous: 10 + 25 + 10 = 45 us, all 25 us exposed.
+    sim = simulate(parse_hlo(OVERLAP))
+    order = [i.opcode for i in sim.module.entry.instructions if i.opcode != "parameter"]
+    assert order == ["all-gather-start", "fusion", "all-gather-done", "custom-call"]
+    assert _step_us(sim) == (37.0, 15.0, 2)
+    assert _step_us(simulate(parse_hlo(OVERLAP), asynchronous=False)) == (45.0, 25.0, 2)

@@ -33,7 +33,8 @@ COMBINE_THRESHOLD_BYTES = {
 }
 #: the combiners' default limit on operands per combined collective
 COMBINE_THRESHOLD_COUNT = 256
-ASYNC_KINDS = frozenset(COMBINE_THRESHOLD_BYTES)
+#: made asynchronous; an all-to-all is wrapped in ``async-start`` and never combined
+ASYNC_KINDS = frozenset({*COMBINE_THRESHOLD_BYTES, "all-to-all"})
 _KEY_ATTRIBUTES = ("replica_groups", "dimensions", "to_apply", "use_global_device_ids")
 _TOKEN = re.compile(r"[A-Za-z_][\w.\-]*")
 
@@ -56,11 +57,13 @@ def schedule_collectives(
     lines: list[str],
     collectives: dict[str, tuple[Instruction, list[str]]],
     combine: bool = True,
+    blocks: list[str] | None = None,
 ) -> list[str]:
     """``lines`` (one computation, in a valid order) with the named collectives combined and
     split into start/done pairs, then listed again: starts as soon as their operands are
     computed, dones only when nothing else can run; ``collectives`` maps a collective's name
-    to its instruction and its operands' names as written."""
+    to its instruction and its operands' names as written; the computations an all-to-all's
+    ``async-start`` calls are appended to ``blocks``."""
     if not collectives:
         return lines
     names = [_name_of(line) for line in lines]
@@ -73,10 +76,17 @@ def schedule_collectives(
     groups = _combine(lines, names, deps, collectives, combine)
     if not groups:
         return lines
-    scheduled = _list_schedule(lines, names, deps, groups)
+    wrapped: list[str] = []
+    scheduled = _list_schedule(lines, names, deps, groups, wrapped)
     if scheduled is None and combine:  # a combination closed a cycle: each on its own
-        scheduled = _list_schedule(lines, names, deps, _combine(lines, names, deps, collectives))
-    return lines if scheduled is None else scheduled
+        wrapped = []
+        groups = _combine(lines, names, deps, collectives)
+        scheduled = _list_schedule(lines, names, deps, groups, wrapped)
+    if scheduled is None:
+        return lines
+    if blocks is not None:
+        blocks.extend(wrapped)
+    return scheduled
 
 
 def _combine(lines, names, deps, collectives, combine: bool = False) -> dict[int, _Group]:
@@ -100,9 +110,9 @@ def _combine(lines, names, deps, collectives, combine: bool = False) -> dict[int
             continue
         size = shape_bytes(ins.shape)
         key = (ins.opcode, *(ins.attributes.get(k) for k in _KEY_ATTRIBUTES))
-        group = open_groups.get(key) if combine else None
+        group = open_groups.get(key) if combine and ins.opcode in COMBINE_THRESHOLD_BYTES else None
         if group is not None and not (
-            group.result_bytes + size <= COMBINE_THRESHOLD_BYTES[ins.opcode]
+            group.result_bytes + size <= COMBINE_THRESHOLD_BYTES.get(ins.opcode, 0)
             and len(group.members) < COMBINE_THRESHOLD_COUNT
             and not seen & group.bit
         ):
@@ -119,7 +129,7 @@ def _combine(lines, names, deps, collectives, combine: bool = False) -> dict[int
     return of
 
 
-def _list_schedule(lines, names, deps, of: dict[int, _Group]) -> list[str] | None:
+def _list_schedule(lines, names, deps, of: dict[int, _Group], wrapped) -> list[str] | None:
     """A list schedule of the lines with each group's start and done as nodes: a start as
     soon as it can run, a done only when nothing else can; None on a cycle."""
     import heapq
@@ -136,7 +146,7 @@ def _list_schedule(lines, names, deps, of: dict[int, _Group]) -> list[str] | Non
             kinds.append(3 if line.startswith("ROOT ") else 1)
             continue
         if id(group) not in group_nodes:
-            start_text, done_text = _pair(group)
+            start_text, done_text = _pair(group, wrapped)
             group_nodes[id(group)] = (len(nodes), len(nodes) + 1)
             nodes.append(([start_text], []))
             kinds.append(0)
@@ -171,10 +181,12 @@ def _list_schedule(lines, names, deps, of: dict[int, _Group]) -> list[str] | Non
     return order if done == len(nodes) else None
 
 
-def _pair(group: _Group) -> tuple[str, list[str]]:
+def _pair(group: _Group, wrapped: list[str]) -> tuple[str, list[str]]:
     """The start line and the done lines (with a get-tuple-element per member when
     combined); each member's result keeps its name."""
     first, _ = group.members[0]
+    if first.opcode == "all-to-all":
+        return _async_wrapped(first, group.members[0][1], wrapped)
     op = first.opcode
     stem = first.name
     outs = [format_shape(ins.shape) for ins, _ in group.members]
@@ -200,3 +212,26 @@ def _pair(group: _Group) -> tuple[str, list[str]]:
         shape = format_shape(ins.shape)
         done.append(f"{ins.name} = {shape} get-tuple-element({done_name}), index={index}")
     return start, done
+
+
+def _async_wrapped(ins: Instruction, operands: list[str], wrapped: list[str]):
+    """XLA's form of an asynchronous all-to-all: ``async-start`` calling a computation that
+    holds it, and ``async-done``."""
+    comp = f"wrapped_{ins.name.replace('-', '_')}"
+    params = "".join(
+        f"  param_{j} = {format_shape(o.shape)} parameter({j})\n"
+        for j, o in enumerate(ins.operands)
+    )
+    attrs = "".join(
+        f", {k}={v}" for k, v in ins.attributes.items() if k not in ("sharding", "metadata")
+    )
+    inner = ", ".join(f"param_{j}" for j in range(len(ins.operands)))
+    out = format_shape(ins.shape)
+    wrapped.append(
+        f"{comp} {{\n{params}  ROOT {ins.name}.1 = {out} all-to-all({inner}){attrs}\n}}\n"
+    )
+    sources = "(" + ", ".join(format_shape(o.shape) for o in ins.operands) + ")"
+    start = (
+        f"{ins.name}-start = ({sources}, {out}) async-start({', '.join(operands)}), calls={comp}"
+    )
+    return start, [f"{ins.name} = {out} async-done({ins.name}-start)"]

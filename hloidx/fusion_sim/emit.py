@@ -147,7 +147,7 @@ class Emitter:
                 lines[n] = "ROOT " + line
                 break
         if self.asynchronous:
-            lines = schedule_collectives(lines, self.collectives)
+            lines = schedule_collectives(lines, self.collectives, blocks=self.blocks)
         return lines
 
     def _node_lines(self, comp, node, names: dict[int, str], position) -> list[str]:
