@@ -16,7 +16,8 @@ SIMULATED = (
 )
 ASYNC = (
     "; the partitioner's collectives combined (XLA:GPU's default 30 MiB thresholds) and "
-    "asynchronous, each start placed after its operands and each done before its first use"
+    "asynchronous, each start as soon as its operands are computed and each done only when "
+    "nothing else can run"
 )
 
 
