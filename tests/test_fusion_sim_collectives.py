@@ -4,6 +4,8 @@ Every expectation is derived by hand in the test."""
 
 from __future__ import annotations
 
+import pytest
+
 from hloidx.fusion_sim import simulate
 from hloidx.hlo.syntax import parse_hlo
 
@@ -150,3 +152,42 @@ def test_the_weight_gather_overlaps_the_kernel_before_the_gemm() -> None:
     assert order == ["all-gather-start", "fusion", "all-gather-done", "custom-call"]
     assert _step_us(sim) == (37.0, 15.0, 2)
     assert _step_us(simulate(parse_hlo(OVERLAP), asynchronous=False)) == (45.0, 25.0, 2)
+
+
+DEPENDENT_SUMS = """HloModule dependent
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[16,4096] parameter(0), sharding={devices=[1,4]<=[4]}
+  zero = f32[] constant(0)
+  sum1 = f32[16] reduce(x, zero), dimensions={1}, to_apply=add
+  b = f32[16,4096] broadcast(sum1), dimensions={0}
+  m = f32[16,4096] multiply(x, b)
+  ROOT sum2 = f32[16] reduce(m, zero), dimensions={1}, to_apply=add
+}"""
+
+
+def test_a_sum_that_needs_the_other_is_not_combined_with_it() -> None:
+    # by hand: x is split along the reduced dimension, so sum1 is a partial sum (all-reduce);
+    # sum2 reduces x times the summed sum1, so its all-reduce needs the first one's result: two
+    # all-reduces of f32[16], the first done before the second starts
+    sim = simulate(parse_hlo(DEPENDENT_SUMS))
+    order = [i.opcode for i in sim.module.entry.instructions]
+    assert order.count("all-reduce-start") == 2
+    first_done = order.index("all-reduce-done")
+    second_start = len(order) - 1 - order[::-1].index("all-reduce-start")
+    assert first_done < second_start
+    assert [i.shape.dims for i in _ops(sim, "all-reduce-start")] == [(16,), (16,)]
+
+
+def test_xla_parses_the_combined_and_asynchronous_collectives() -> None:
+    """XLA's own parser reads the start/done pairs and the combined tuples (skipped without
+    jaxlib)."""
+    hlo = pytest.importorskip("jaxlib._hlo")
+    for text in (TWO_WEIGHTS.replace("COLS", "512"), DEPENDENT_SUMS, OVERLAP):
+        hlo.hlo_module_from_text(simulate(parse_hlo(text)).text)

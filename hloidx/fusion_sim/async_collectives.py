@@ -3,18 +3,17 @@ asynchronous and scheduled to overlap the kernels around them.
 
 - **Combining** (XLA's ``AllGatherCombiner`` / ``AllReduceCombiner``): collectives of one kind
   with the same replica groups (and the same gather dimension, or the same reducer) become one
-  collective over several operands, in the computation's order, while the combined result
-  stays within XLA:GPU's default threshold (``kDefault...CombineThreshold``, 30 MiB + 7 bytes
-  of results) and 256 operands, and no member depends on another. Independence is tested
-  conservatively: every member's operands are ready before any member's result is used.
+  collective over several operands, in the computation's order, while the combined results
+  stay within XLA:GPU's default threshold (``kDefault...CombineThreshold``, 30 MiB + 7 bytes)
+  and 256 operands, and no member depends on another (reachability through the computation,
+  as XLA's combiners test it). A combination that would close a cycle with another one makes
+  the computation fall back to one collective each. A computation's root is never combined.
 - **Asynchronous** (``xla_gpu_enable_async_*``, on by default): each collective becomes a
-  ``-start`` / ``-done`` pair. As XLA's latency-hiding scheduler places them to hide
-  communication, the start goes right after its operands are computed and the done right
-  before the first use of a result; the step view then runs the kernels in between beside the
-  collective. (XLA's scheduler also bounds overlap by memory; that bound is not simulated.)
-
-A collective whose operand is another collective keeps its place and is not combined. An
-all-to-all stays synchronous (XLA wraps it in ``async-start``, which is not written here).
+  ``-start`` / ``-done`` pair (an all-to-all: ``async-start`` calling a computation that holds
+  it, as XLA writes it; all-to-alls are not combined). The computation is listed again as a
+  list schedule: a start as soon as its operands are computed, a done only when nothing else
+  can run, the rest in the order it had. This is the overlap XLA's latency-hiding scheduler
+  aims for; the scheduler also bounds overlap by memory, which is not simulated.
 """
 
 from __future__ import annotations
@@ -46,6 +45,8 @@ class _Group:
     #: bit of this group, and the groups it depends on (bits)
     bit: int = 0
     ancestors: int = 0
+    #: the computation's root (its done is the root; never combined)
+    root: bool = False
 
 
 def _name_of(line: str) -> str:
@@ -103,14 +104,16 @@ def _combine(lines, names, deps, collectives, combine: bool = False) -> dict[int
             if d in of:
                 seen |= of[d].bit | of[d].ancestors
         ancestors[n] = seen
-        if name not in collectives or lines[n].startswith("ROOT "):
+        if name not in collectives:
             continue
+        is_root = lines[n].startswith("ROOT ")
         ins, _ = collectives[name]
         if ins.opcode not in ASYNC_KINDS:
             continue
         size = shape_bytes(ins.shape)
         key = (ins.opcode, *(ins.attributes.get(k) for k in _KEY_ATTRIBUTES))
-        group = open_groups.get(key) if combine and ins.opcode in COMBINE_THRESHOLD_BYTES else None
+        combinable = combine and ins.opcode in COMBINE_THRESHOLD_BYTES and not is_root
+        group = open_groups.get(key) if combinable else None
         if group is not None and not (
             group.result_bytes + size <= COMBINE_THRESHOLD_BYTES.get(ins.opcode, 0)
             and len(group.members) < COMBINE_THRESHOLD_COUNT
@@ -119,8 +122,8 @@ def _combine(lines, names, deps, collectives, combine: bool = False) -> dict[int
             group = None
         if group is None:
             bits += 1
-            group = _Group(bit=1 << bits)
-            if combine:
+            group = _Group(bit=1 << bits, root=is_root)
+            if combinable:
                 open_groups[key] = group
         group.members.append(collectives[name])
         group.result_bytes += size
@@ -150,8 +153,10 @@ def _list_schedule(lines, names, deps, of: dict[int, _Group], wrapped) -> list[s
             group_nodes[id(group)] = (len(nodes), len(nodes) + 1)
             nodes.append(([start_text], []))
             kinds.append(0)
+            if group.root:
+                done_text = ["ROOT " + done_text[0]]
             nodes.append((done_text, [len(nodes) - 1]))
-            kinds.append(2)
+            kinds.append(3 if group.root else 2)
         node_of_line[n] = group_nodes[id(group)][1]
     for n in range(len(lines)):
         group = of.get(n)
