@@ -225,8 +225,9 @@ def _siblings(order, groups: list[Group], users) -> list[Group]:
             if key in roots:
                 return True
             owner = root_group.get(key)
-            nxt = inputs(owner) if owner is not None else v.operands
-            stack.extend(o for o in nxt if where(id(o), -1) >= floor)
+            for o in inputs(owner) if owner is not None else v.operands:
+                if where(id(o), -1) >= floor:
+                    stack.append(o)
         return False
 
     readers_of: dict[int, dict[int, Group]] = {}
