@@ -13,11 +13,15 @@ dimensions they keep, reductions drop theirs. Communication:
 - a reduction over a split dimension: all-reduce;
 - a value whose annotation splits fewer dimensions than it has: all-gather; split another
   dimension the same number of ways instead: all-to-all;
-- any other op on a split operand (slices, gathers, scatters, sorts, custom-calls, control
-  flow): its operands are all-gathered first and it runs replicated.
+- a slice or pad keeps the split of every dimension it takes whole or leaves unpadded (each
+  device slices or pads its own part; a slice's bounds on those dimensions become the local
+  extent); the dimensions it cuts or pads are all-gathered first;
+- any other op on a split operand (gathers, scatters, sorts, custom-calls, control flow): its
+  operands are all-gathered first and it runs replicated.
 
-Not simulated: a reduce-scatter in place of an all-reduce followed by a slice, collective
-combining, halo exchanges for windows. Devices: every group is all devices of the split.
+Combining and asynchronous collectives are :mod:`.async_collectives`' job. Not simulated: a
+reduce-scatter in place of an all-reduce followed by a slice, halo exchanges for windows.
+Devices: every group is all devices of the split.
 """
 
 from __future__ import annotations
