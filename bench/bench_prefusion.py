@@ -64,10 +64,17 @@ def main() -> None:
     )
     rows = simulated.step.collectives
     unestimated = sum(1 for c in rows if c.estimate is None)
-    print(
-        f"collectives added by the simulated partitioner: {len(rows)} ({unestimated} without "
-        "an estimate from XLA's latency model on this device)"
-    )
+    ref_rows = reference.step.collectives
+    for label, step, found in (
+        ("simulated", simulated.step, rows),
+        ("XLA's optimized module", reference.step, ref_rows),
+    ):
+        print(
+            f"collectives, {label}: {len(found)} ({sum(c.asynchronous for c in found)} "
+            f"asynchronous), {step.communication_ns / 1e6:.2f} ms of communication, "
+            f"{step.exposed_ns / 1e6:.2f} ms exposed; compute stream {step.compute_ns / 1e6:.2f} ms"
+        )
+    print(f"simulated collectives without an estimate on this device: {unestimated}")
     if not args.no_timing:
         cost_s = _timed_cli("cost", args.before, "--device", args.device, "--format", "json")
         maps_s = _timed_cli("maps", args.before, "--format", "json")

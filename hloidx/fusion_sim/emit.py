@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..hlo.ir import Computation, HloModule, Instruction
 from ..hlo.printer import format_computation, format_shape
+from .async_collectives import ASYNC_KINDS, schedule_collectives
 from .gemm import rewrite_gemms
 from .grouping import Group, fuse, topological
 from .inline import Flattener
@@ -33,8 +34,17 @@ class SimulatedKernel:
 
 
 class Emitter:
-    def __init__(self, module: HloModule, reshape_shape=None, multi_output: bool = True) -> None:
+    def __init__(
+        self,
+        module: HloModule,
+        reshape_shape=None,
+        multi_output: bool = True,
+        asynchronous: bool = True,
+    ) -> None:
         self.multi_output = multi_output
+        #: collectives combined and made start/done pairs (:mod:`.async_collectives`)
+        self.asynchronous = asynchronous
+        self.collectives: dict[str, tuple[Instruction, list[str]]] = {}
         self.module = module
         self.flattener = Flattener()
         self.blocks: list[str] = []
@@ -78,6 +88,13 @@ class Emitter:
         self.blocks.append(head + "".join(f"  {line}\n" for line in lines) + "}\n")
 
     def _lines(self, comp, instrs, root, groups: list[Group]) -> list[str]:
+        outer, self.collectives = self.collectives, {}  # a loop body is emitted on the way
+        try:
+            return self._ordered_lines(comp, instrs, root, groups)
+        finally:
+            self.collectives = outer
+
+    def _ordered_lines(self, comp, instrs, root, groups: list[Group]) -> list[str]:
         grouped: dict[int, Group] = {}
         node_of: dict[int, object] = {}
         for g in groups:
@@ -129,6 +146,8 @@ class Emitter:
             if line.startswith(target + " = "):
                 lines[n] = "ROOT " + line
                 break
+        if self.asynchronous:
+            lines = schedule_collectives(lines, self.collectives, blocks=self.blocks)
         return lines
 
     def _node_lines(self, comp, node, names: dict[int, str], position) -> list[str]:
@@ -136,6 +155,8 @@ class Emitter:
             self._require(node)
             names[id(node)] = node.name
             line = _line(node.name, node, [names[id(o)] for o in node.operands])
+            if node.opcode in ASYNC_KINDS:
+                self.collectives[node.name] = (node, [names[id(o)] for o in node.operands])
             if node.opcode == "while" and "backend_config" not in node.attributes:
                 line += _trip_count_config(node)
             if node.opcode == "reshape":  # layout assignment makes a lone reshape a bitcast
@@ -241,14 +262,14 @@ def _line(name: str, ins: Instruction, operands: list[str]) -> str:
 
 
 def emit_module(
-    module: HloModule, devices: int = 1, multi_output: bool = True
+    module: HloModule, devices: int = 1, multi_output: bool = True, asynchronous: bool = True
 ) -> tuple[str, list[SimulatedKernel]]:
     """The fused module's text and its kernels; with ``devices > 1`` at per-device shapes
     (:mod:`.sharding`), with the partitioner's collectives."""
     from .sharding import Partitioner
 
     partitioner = Partitioner(devices) if devices > 1 else None
-    emitter = Emitter(module, partitioner, multi_output)
+    emitter = Emitter(module, partitioner, multi_output, asynchronous)
     if module.entry is None:
         raise ValueError("the module has no entry computation")
     emitter.emit_computation(module.entry)

@@ -209,19 +209,25 @@ def _siblings(order, groups: list[Group], users) -> list[Group]:
         """Does a value of ``src`` flow into ``dst`` (through anything)?"""
         floor = min(position[id(r)] for r in src.roots)
         roots = {id(r) for r in src.roots}
-        stack = list(inputs(dst))
+        where = position.get
+        # values before the floor cannot lead back to src: they are never pushed (the same
+        # visit order as pushing and skipping them)
+        stack = [v for v in inputs(dst) if where(id(v), -1) >= floor]
         seen: set[int] = set()
         while stack:
             v = stack.pop()
-            if id(v) in seen or position.get(id(v), -1) < floor:
+            key = id(v)
+            if key in seen:
                 continue
-            seen.add(id(v))
+            seen.add(key)
             if len(seen) > MAX_PATH_SEARCH:
                 return True  # not proven free of a path: do not merge
-            if id(v) in roots:
+            if key in roots:
                 return True
-            owner = root_group.get(id(v))
-            stack.extend(inputs(owner) if owner is not None else v.operands)
+            owner = root_group.get(key)
+            for o in inputs(owner) if owner is not None else v.operands:
+                if where(id(o), -1) >= floor:
+                    stack.append(o)
         return False
 
     readers_of: dict[int, dict[int, Group]] = {}

@@ -14,6 +14,11 @@ SIMULATED = (
     "calls inlined; dots as cuBLAS calls (bias and scaling epilogues folded); PriorityFusion "
     "(producers fused into all consumers or none) and sibling multi-output fusion"
 )
+ASYNC = (
+    "; the partitioner's collectives combined (XLA:GPU's default 30 MiB thresholds) and "
+    "asynchronous, each start as soon as its operands are computed and each done only when "
+    "nothing else can run"
+)
 
 
 @dataclass(frozen=True)
@@ -27,13 +32,19 @@ class Simulation:
     devices: int
 
 
-def simulate(module: HloModule, partition: bool = True, multi_output: bool = True) -> Simulation:
+def simulate(
+    module: HloModule,
+    partition: bool = True,
+    multi_output: bool = True,
+    asynchronous: bool = True,
+) -> Simulation:
     """The module XLA:GPU would run; per device when ``partition`` and the module carries
     sharding annotations for more than one device; ``multi_output=False`` stops after
-    PriorityFusion (what XLA's ``priority_fusion_test.cc`` checks)."""
+    PriorityFusion (what XLA's ``priority_fusion_test.cc`` checks); ``asynchronous=False``
+    leaves the partitioner's collectives uncombined and synchronous."""
     stage = module_stage(module)
     devices = stage.num_partitions if partition and not stage.partitioned else 1
-    text, kernels = emit_module(module, devices, multi_output)
+    text, kernels = emit_module(module, devices, multi_output, asynchronous)
     fused = parse_hlo(text, f"{module.name} (fused by hloidx's simulation)", verify=False)
     what = SIMULATED
     if devices > 1:
@@ -41,6 +52,8 @@ def simulate(module: HloModule, partition: bool = True, multi_output: bool = Tru
             f"SPMD partitioning over {devices} devices (per-device shapes from the sharding "
             "annotations, the partitioner's collectives added); " + SIMULATED
         )
+        if asynchronous:
+            what += ASYNC
     return Simulation(fused, text, tuple(kernels), what, devices)
 
 

@@ -13,11 +13,15 @@ dimensions they keep, reductions drop theirs. Communication:
 - a reduction over a split dimension: all-reduce;
 - a value whose annotation splits fewer dimensions than it has: all-gather; split another
   dimension the same number of ways instead: all-to-all;
-- any other op on a split operand (slices, gathers, scatters, sorts, custom-calls, control
-  flow): its operands are all-gathered first and it runs replicated.
+- a slice or pad keeps the split of every dimension it takes whole or leaves unpadded (each
+  device slices or pads its own part; a slice's bounds on those dimensions become the local
+  extent); the dimensions it cuts or pads are all-gathered first;
+- any other op on a split operand (gathers, scatters, sorts, custom-calls, control flow): its
+  operands are all-gathered first and it runs replicated.
 
-Not simulated: a reduce-scatter in place of an all-reduce followed by a slice, collective
-combining, halo exchanges for windows. Devices: every group is all devices of the split.
+Combining and asynchronous collectives are :mod:`.async_collectives`' job. Not simulated: a
+reduce-scatter in place of an all-reduce followed by a slice, halo exchanges for windows.
+Devices: every group is all devices of the split.
 """
 
 from __future__ import annotations
@@ -64,6 +68,8 @@ class Partitioner:
         self.reducers: set[str] = set()
         self.added: list[str] = []
         self.tuple_tiles: dict[int, list[Tiles]] = {}
+        #: attributes rewritten for a device's part (a slice's bounds on split dimensions)
+        self.local_attributes: dict[int, dict[str, str]] = {}
 
     def __call__(self, instrs: list[Instruction], annotations: dict[int, str]):
         tiles: dict[int, Tiles] = {}
@@ -88,7 +94,7 @@ class Partitioner:
                 opcode=ins.opcode,
                 shape=shape,
                 operands=operands,
-                attributes=ins.attributes,
+                attributes={**ins.attributes, **self.local_attributes.pop(id(ins), {})},
                 literal=ins.literal,
                 computation=ins.computation,
             )
@@ -145,6 +151,8 @@ class Partitioner:
                 return _tiles(kept), operands, partial
         if op == "dot" and len(operands) == 2:
             return self._dot(ins, operands, ts, tiles, out)
+        if op in ("slice", "pad") and ts[0] is not None:
+            return self._window(ins, operands, ts[0], tiles, out)
         if op == "tuple":  # results and loop state keep each device's part
             self.tuple_tiles[id(ins)] = ts
             return None, operands, False
@@ -181,6 +189,24 @@ class Partitioner:
             result = [lt[d] for d in numbers.lhs_batch] + [lt[d] for d in lfree]
             result += [1] * len(rfree)
         return _tiles(result), [lhs, rhs], partial
+
+    def _window(self, ins, operands, have: Tiles, tiles, out):
+        """A slice or pad keeps the split of every dimension it leaves whole (XLA's SPMD
+        partitioner slices or pads each device's part there); only the dimensions it cuts or
+        pads are gathered first."""
+        dims = ins.operands[0].shape.dims
+        untouched = _untouched_dims(ins, dims)
+        if untouched is None:
+            return None, [self._reshard(o, None, tiles, out) for o in operands], False
+        keep = _tiles([t if d in untouched else 1 for d, t in enumerate(have or ())])
+        operands = [self._reshard(operands[0], keep, tiles, out), *operands[1:]]
+        if ins.opcode == "slice" and keep is not None:
+            bounds = [
+                f"[0:{n // t}]" if t > 1 else b
+                for n, t, b in zip(dims, keep, _SLICE.findall(ins.attributes["slice"]), strict=True)
+            ]
+            self.local_attributes[id(ins)] = {"slice": "{" + ", ".join(bounds) + "}"}
+        return keep, operands, False
 
     # -- communication -----------------------------------------------------------------
     def _reshard(self, value: Instruction, want: Tiles, tiles, out) -> Instruction:
@@ -356,3 +382,26 @@ def _reshape_tiles(source: Shape, target: Shape, tiles: tuple[int, ...]) -> Tile
                 return None
             result[dst[key]] = tiles[d]
     return _tiles(result)
+
+
+_SLICE = re.compile(r"\[[^\]]*\]")
+
+
+def _untouched_dims(ins: Instruction, dims: tuple[int, ...]) -> set[int] | None:
+    """The dimensions a slice takes whole (from 0 to the end, stride 1) or a pad leaves
+    unpadded; None where the attribute cannot be read."""
+    if ins.opcode == "slice":
+        spans = _SLICE.findall(ins.attributes.get("slice", ""))
+        if len(spans) != len(dims):
+            return None
+        whole = set()
+        for d, span in enumerate(spans):
+            parts = span.strip("[]").split(":")
+            stride_one = len(parts) == 2 or parts[2].strip() == "1"
+            if parts[0].strip() == "0" and parts[1].strip() == str(dims[d]) and stride_one:
+                whole.add(d)
+        return whole
+    padding = ins.attributes.get("padding", "").split("x")
+    if len(padding) != len(dims):
+        return None
+    return {d for d, p in enumerate(padding) if all(v.strip() == "0" for v in p.split("_"))}
