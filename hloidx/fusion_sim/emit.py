@@ -121,7 +121,10 @@ class Emitter:
 
         def deps(node) -> list[object]:
             if isinstance(node, Group):
-                values = [o for m in node.members for o in m.operands if o not in node.members]
+                # in text order: a set of instructions iterates in memory order, which would
+                # make the emitted order (and the kernels' numbers) change from run to run
+                members = sorted(node.members, key=lambda m: position[id(m)])
+                values = [o for m in members for o in m.operands if o not in node.members]
             else:
                 values = node.operands
             return [node_of.get(id(v), v) for v in values]

@@ -116,9 +116,9 @@ def fuse(instrs: list[Instruction], outputs: set[int], multi_output: bool = True
 
 def _space(group: Group) -> int:
     """The elements the group's kernel iterates over: its reduction's input, else its root."""
-    for m in group.members:
-        if m.opcode == "reduce":
-            return m.operands[0].shape.num_elements()
+    reduces = [m for m in group.members if m.opcode == "reduce"]
+    if reduces:  # the largest: a set's order is memory order, not the same from run to run
+        return max(m.operands[0].shape.num_elements() for m in reduces)
     return max(r.shape.num_elements() if r.shape.is_array else 1 for r in group.roots)
 
 
@@ -200,8 +200,9 @@ def _siblings(order, groups: list[Group], users) -> list[Group]:
     def inputs(g: Group) -> list[Instruction]:
         found = cache.get(id(g))
         if found is None:
+            members = sorted(g.members, key=lambda m: position[id(m)])  # not memory order
             found = cache[id(g)] = list(
-                {id(o): o for m in g.members for o in m.operands if o not in g.members}.values()
+                {id(o): o for m in members for o in m.operands if o not in g.members}.values()
             )
         return found
 
