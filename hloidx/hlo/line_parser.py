@@ -157,11 +157,16 @@ _SIMPLE_ATTRIBUTE = re.compile(
 )
 
 
+_COMMA = re.compile(r"\s*,")
+
+
 def _attribute_at(text: str, position: int, end: int) -> re.Match[str] | None:
-    """One `, key=value` at ``position`` (the grammar's ATTRIBUTE), or None."""
-    return _SIMPLE_ATTRIBUTE.match(text, position, end) or _one_attribute().match(
-        text, position, end
-    )
+    """One `, key=value` at ``position`` (the grammar's ATTRIBUTE), or None: without a comma
+    there (the end of every line) the long pattern is not asked."""
+    found = _SIMPLE_ATTRIBUTE.match(text, position, end)
+    if found is None and _COMMA.match(text, position, end) is not None:
+        found = _one_attribute().match(text, position, end)
+    return found
 
 
 # What may end a line after its last token: blanks and a `//` comment (the grammar ignores both).
