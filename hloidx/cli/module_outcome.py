@@ -55,7 +55,9 @@ class JsonStream:
         if self._pieces:
             text = "".join(self._pieces)
             self._pieces, self._size = [], 0
-            click.echo(text, nl=False)
+            # JSON holds no escape sequence to strip (it escapes control characters): color
+            # only spares ``click.echo`` a pass of its pattern over every chunk
+            click.echo(text, nl=False, color=True)
 
     def end(self) -> None:
         self.flush()
