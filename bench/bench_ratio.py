@@ -12,11 +12,15 @@ Two tables (issue 38):
   ``python -c "import click"``, ``hloidx --version``, ``hloidx simplify MAP`` and ``hloidx maps``
   on a 22-instruction snippet, with the margin over ``import click`` (the target: 0.04 s).
 
-The load average is printed with the figures: quote it with them.
+Each figure is given twice: wall time, and CPU time (user + system: of the child process for
+hloidx and the start-up rows, of the parse alone for XLA). On a shared machine the wall time
+moves with the other work on it, the CPU time much less; the ratio of CPU times is the one to
+compare across runs. The load average is printed with the figures: quote it with them.
 
     python bench/bench_ratio.py                      # the steps and the start-up
     python bench/bench_ratio.py --rounds 5 --jax-python PYTHON_WITH_JAX
     python bench/bench_ratio.py --skip-ratio         # start-up alone
+    python bench/bench_ratio.py --tree /tmp/base     # the hloidx of another checkout
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -58,18 +63,31 @@ if parse is None:
     print("none")
     raise SystemExit
 parse(text)  # warm: the first call loads XLA's libraries
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 parse(text)
-print(time.perf_counter() - t)
+print(time.perf_counter() - t, time.process_time() - c)
 """
 
 
-def wall(command: list[str], env: dict[str, str], cwd: Path = ROOT) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one run of ``command``, in the checkout timed
+    (``python -m`` reads the working directory's package first)."""
+    cpu = _children_cpu()
     start = time.perf_counter()
     subprocess.run(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd, check=True
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=env["PYTHONPATH"],
+        check=True,
     )
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _children_cpu() - cpu
 
 
 def load() -> str:
@@ -93,19 +111,25 @@ def startup(runs: int, env: dict[str, str]) -> None:
         ],
     }
     for command in commands.values():  # bytecode compiled before anything is timed
-        wall(command, env)
-    times: dict[str, list[float]] = {name: [] for name in commands}
+        timed(command, env)
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, command in commands.items():
-            times[name].append(wall(command, env))
-    click = statistics.median(times['python -c "import click"'])
+            times[name].append(timed(command, env))
+    medians = {
+        name: (statistics.median(w for w, _ in values), statistics.median(c for _, c in values))
+        for name, values in times.items()
+    }
+    click_wall, click_cpu = medians['python -c "import click"']
     print(f"\n### start-up (median of {runs} fresh processes; load average {load()})\n")
-    print("| command | median s | above `import click` s |")
-    print("|---|---:|---:|")
-    for name, values in times.items():
-        median = statistics.median(values)
-        above = f"{median - click:+.3f}" if name.startswith("hloidx") else ""
-        print(f"| `{name}` | {median:.3f} | {above} |")
+    print("| command | wall s | above `import click` | CPU s | above `import click` |")
+    print("|---|---:|---:|---:|---:|")
+    for name, (median_wall, median_cpu) in medians.items():
+        above_wall = above_cpu = ""
+        if name.startswith("hloidx"):
+            above_wall = f"{median_wall - click_wall:+.3f}"
+            above_cpu = f"{median_cpu - click_cpu:+.3f}"
+        print(f"| `{name}` | {median_wall:.3f} | {above_wall} | {median_cpu:.3f} | {above_cpu} |")
 
 
 def ratio(files: list[tuple[str, Path]], rounds: int, jax_python: str, env: dict) -> None:
@@ -119,14 +143,17 @@ def ratio(files: list[tuple[str, Path]], rounds: int, jax_python: str, env: dict
     jax_version = probe.stdout.strip() if probe.returncode == 0 else None
     if jax_version is None:
         print(f"jax is not installed for {jax_python}: hloidx's times alone, no ratio.\n")
-    print("| file | instructions | hloidx median s | XLA parse median s | ratio |")
-    print("|---|---:|---:|---:|---:|")
+    print(
+        "| file | instructions | hloidx wall s | XLA wall s | ratio (wall) "
+        "| hloidx CPU s | XLA CPU s | ratio (CPU) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, path in files:
-        ours: list[float] = []
-        theirs: list[float] = []
+        ours: list[tuple[float, float]] = []
+        theirs: list[tuple[float, float]] = []
         for _ in range(rounds):
             ours.append(
-                wall([sys.executable, "-m", "hloidx", "maps", str(path), "--format", "json"], env)
+                timed([sys.executable, "-m", "hloidx", "maps", str(path), "--format", "json"], env)
             )
             if jax_version is not None:
                 out = subprocess.run(
@@ -136,14 +163,18 @@ def ratio(files: list[tuple[str, Path]], rounds: int, jax_python: str, env: dict
                     check=True,
                 ).stdout.strip()
                 if out != "none":
-                    theirs.append(float(out))
+                    wall_s, cpu_s = out.split()
+                    theirs.append((float(wall_s), float(cpu_s)))
         count = sum(1 for line in path.read_text().splitlines() if " = " in line)
-        mine = statistics.median(ours)
+        mine = [statistics.median(t[i] for t in ours) for i in (0, 1)]
         if theirs:
-            xla = statistics.median(theirs)
-            print(f"| {name} | {count:,} | {mine:.2f} | {xla:.3f} | {mine / xla:.1f}× |")
+            xla = [statistics.median(t[i] for t in theirs) for i in (0, 1)]
+            print(
+                f"| {name} | {count:,} | {mine[0]:.2f} | {xla[0]:.3f} | {mine[0] / xla[0]:.1f}× "
+                f"| {mine[1]:.2f} | {xla[1]:.3f} | {mine[1] / xla[1]:.1f}× |"
+            )
         else:
-            print(f"| {name} | {count:,} | {mine:.2f} | n/a | n/a |")
+            print(f"| {name} | {count:,} | {mine[0]:.2f} | n/a | n/a | {mine[1]:.2f} | n/a | n/a |")
     if jax_version is not None:
         print(f"\nXLA's parser: jaxlib {jax_version} (`hlo_module_from_text`, warm, in-process)")
 
@@ -157,8 +188,9 @@ def main() -> None:
     parser.add_argument("--skip-ratio", action="store_true")
     parser.add_argument("--skip-startup", action="store_true")
     parser.add_argument("--steps", default="*", help="glob over bench/data/*.hlo.gz names")
+    parser.add_argument("--tree", type=Path, default=ROOT, help="time this checkout's hloidx")
     options = parser.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(options.tree.resolve())}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # start-up is measured with bytecode cached
     print(f"python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     if not options.skip_startup:

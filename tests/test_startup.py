@@ -78,10 +78,24 @@ def test_map_commands_import_no_analysis(args):
         assert "proved" in out
 
 
+#: nor, for `maps` on a module without these ops, the rule families loaded on first use and
+#: the libraries only some inputs need (a directory, an xz file, a name that matches nothing)
+LOADED_ON_USE = (
+    "hloidx.hlo.rules.collectives",
+    "hloidx.hlo.rules.dynamic_slicing",
+    "hloidx.hlo.rules.gather_scatter",
+    "hloidx.hlo.rules.custom_calls",
+    "pathlib",
+    "lzma",
+    "difflib",
+)
+
+
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_maps_on_a_snippet_imports_no_heavy_library(fmt):
     modules, out = imported("maps", SNIPPET, "--format", fmt)
     assert loaded(modules, (*HEAVY, "rich")) == []
+    assert loaded(modules, LOADED_ON_USE) == []
     assert "hloidx.hlo.analysis" in modules
     assert "mx" in out  # the last instruction was analysed
     assert "refuted" not in out.replace("refuted 0", "").replace('"refuted": 0', "")
@@ -243,3 +257,31 @@ def test_small_equivalence_checks_give_numpys_verdict(m, change):
         other = m.with_constraints([*m.constraints, (m.results[0], Interval(0, 3))])
     python, vectorised = _verdict_both_ways(m, other)
     assert python == vectorised
+
+
+def test_each_lazy_rule_family_registers_the_opcodes_it_is_loaded_for():
+    """A family loaded on first use must be listed under every opcode it registers or replaces
+    (a missing one would read as an op without a rule, or keep the rule it replaces) and no
+    other; checked in a fresh process, where no family has been loaded yet."""
+    probe = """
+import hloidx.hlo.rules as rules
+from hloidx.hlo import rule_registry as registry
+def rules_now():
+    return {(d, op): rule for d, table in enumerate((registry._OUTPUT_TO_INPUT,
+            registry._INPUT_TO_OUTPUT)) for op, rule in table.items()}
+for load, opcodes in rules.LAZY_FAMILIES.items():
+    before = rules_now()
+    load()
+    set_here = sorted({op for key, rule in rules_now().items() if before.get(key) is not rule
+                       for op in [key[1]]})
+    print(load.__name__, set_here == sorted(opcodes), set_here)
+"""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
+    )
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3, done.stdout
+    for line in lines:
+        name, same, added = line.split(" ", 2)
+        assert same == "True", f"{name} registers {added}"

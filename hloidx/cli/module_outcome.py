@@ -28,10 +28,16 @@ class MapsOptions:
 class JsonStream:
     """The JSON document of one file written piece by piece as its instructions are analysed,
     so that neither the document nor every analysis is held at once. Error lines go to stderr
-    first, as when the document was written whole."""
+    first, as when the document was written whole. The pieces (one per instruction) go out
+    in chunks of about :data:`CHUNK` characters: a ``click.echo`` each, with its flush, was 5%
+    of ``hloidx maps --format json`` on a large module."""
+
+    CHUNK = 1 << 16
 
     def __init__(self) -> None:
         self.started = False
+        self._pieces: list[str] = []
+        self._size = 0
 
     def begin(self, error_lines: list[str]) -> None:
         for line in error_lines:
@@ -39,9 +45,22 @@ class JsonStream:
         self.started = True
 
     def write(self, piece: str) -> None:
-        click.echo(piece, nl=False)
+        self._pieces.append(piece)
+        self._size += len(piece)
+        if self._size >= self.CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        """What was written so far, out (also when the analysis stops on an error)."""
+        if self._pieces:
+            text = "".join(self._pieces)
+            self._pieces, self._size = [], 0
+            # JSON holds no escape sequence to strip (it escapes control characters): color
+            # only spares ``click.echo`` a pass of its pattern over every chunk
+            click.echo(text, nl=False, color=True)
 
     def end(self) -> None:
+        self.flush()
         click.echo("")
 
 
@@ -215,14 +234,17 @@ def _stream_json(
 
         analyses = name_each(analyses)
     stream.begin(outcome.error_lines)
-    for piece in module_json_text(
-        module.name,
-        options.direction,
-        _tallied(analyses, outcome, errors),
-        errors,
-        options.spelling,
-    ):
-        stream.write(piece)
+    try:
+        for piece in module_json_text(
+            module.name,
+            options.direction,
+            _tallied(analyses, outcome, errors),
+            errors,
+            options.spelling,
+        ):
+            stream.write(piece)
+    finally:
+        stream.flush()
     stream.end()
 
 

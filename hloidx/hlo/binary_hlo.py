@@ -10,7 +10,6 @@ decode into a module) as well as by their name. Decoding needs the ``protobuf`` 
 
 from __future__ import annotations
 
-import lzma
 import struct
 from typing import Any
 
@@ -46,6 +45,8 @@ def is_binary_hlo_name(name: str) -> bool:
 
 
 def _decompress_xz(data: bytes, path: str) -> bytes:
+    import lzma  # only for an xz file: start-up counts
+
     try:
         return lzma.decompress(data)
     except (lzma.LZMAError, EOFError) as error:

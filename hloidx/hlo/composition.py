@@ -163,10 +163,22 @@ def _compose_tracked(
             # holds an element is no longer one map (XLA gives up here too).
             return Tracked(IndexingMap.undefined(), (), False, t.steps)
         replica_id = compose_simplified(t.map, rule_replica)
+    exact = t.exact and cell.exact
+    if (
+        composed is t.map
+        and not record
+        and exact == t.exact
+        and replica_id is t.replica_id
+        and not composed.rt_vars
+        and rts == t.runtime_vars
+    ):
+        # through an op that reads the element it writes (three compositions in four on a
+        # large module): every field as it was, and nothing to fold without runtime variables
+        return t
     tracked = Tracked(
         composed,
         rts,
-        t.exact and cell.exact,
+        exact,
         t.steps + ((Step(instr.name, instr.opcode, composed),) if record else ()),
         replica_id,
     )

@@ -39,6 +39,7 @@ from .composition import (
 from .ir import Computation, Instruction
 from .op_rules import IndexingTable, OperandIndexing, RuntimeVar
 from .sharing import _repoint, _repointable, names_inside, op_table, structure_key
+from .sharing import _runtime_producers as producers
 from .sparse_rows import SparseRow, stored_items
 
 # ---------------------------------------------------------------------------
@@ -459,7 +460,8 @@ def _computation_i2o(comp: Computation, num_operands: int) -> IndexingTable:
 # ---------------------------------------------------------------------------
 
 
-_TABLES: dict[tuple[Any, ...], tuple[Computation, IndexingTable]] = {}
+#: with each table: whether it names a runtime producer (most do not: they serve every copy)
+_TABLES: dict[tuple[Any, ...], tuple[Computation, IndexingTable, bool]] = {}
 register(_TABLES.clear)
 
 
@@ -468,12 +470,12 @@ def _cached_table(instr: Instruction, direction: str) -> IndexingTable:
     key = (direction, instr.opcode, len(instr.operands), structure_key(comp))
     hit = _TABLES.get(key)
     if hit is not None:
-        first, table = hit
-        return table if first is comp else _repoint(table, first, comp)
+        first, table, named = hit
+        return _repoint(table, first, comp) if named and first is not comp else table
     compute = _computation_o2i if direction == "o2i" else _computation_i2o
     table = compute(comp, len(instr.operands))
     if len(_TABLES) < 4096 and _repointable(table, comp) and not names_inside(table):
-        _TABLES[key] = (comp, table)
+        _TABLES[key] = (comp, table, bool(producers(table)))
     return table
 
 

@@ -127,10 +127,48 @@ _OPERAND_NAME = re.compile(_NAME)
 _OPERAND = _NAME + r"(?:#\d+)*"
 # A tuple or complex literal, `( {1}, {2} )`, `(0, 0)`: the grammar's PAREN_LITERAL.
 _PAREN_LITERAL = r"\(\s*[^\s()\[\]](?:[^()\[\]]|\([^()\[\]]*\))*\)"
-_LITERAL = re.compile(
-    r"[ \t]*(?:" + _BLOB + "|" + _NUMBER + "|" + _NAME + "|" + _PAREN_LITERAL + r")[ \t]*\)"
+_LITERAL = r"[ \t]*(?:" + _BLOB + "|" + _NUMBER + "|" + _NAME + "|" + _PAREN_LITERAL + r")[ \t]*\)"
+
+
+# The long patterns (braces nested six deep) are compiled on first use, and most lines never
+# use them: a compiled pattern is not kept between runs, and compiling these two was a tenth of
+# `hloidx maps` on a small file. What most lines hold is read by the short patterns below, which
+# match exactly where the long ones would, with the same end, or not at all (then the long one
+# decides): an integer literal (`parameter(0)`, `constant(1)`), and an attribute whose value is
+# one run of plain characters or one brace pair without braces or quotes inside, followed by a
+# comma or the end of the line. After such a value the long pattern can add nothing: its further
+# parts start with a brace, a bracket, a parenthesis, a quote, or blanks and then a brace, a
+# parenthesis or a number.
+@cache
+def _literal() -> re.Pattern[str]:
+    return re.compile(_LITERAL)
+
+
+@cache
+def _one_attribute() -> re.Pattern[str]:
+    return re.compile(ATTRIBUTE)
+
+
+_SIMPLE_LITERAL = re.compile(r"[ \t]*[-+]?\d+[ \t]*\)")
+_SIMPLE_ATTRIBUTE = re.compile(
+    r"\s*,\s*"
+    + _NOT_INLINE
+    + r"[A-Za-z_][\w.\-]*\s*=\s*(?:[^\s,{}()\[\]\"]++|\{[^{}\"]*\})(?=,|[ \t\r]*(?://|\Z))"
 )
-_ONE_ATTRIBUTE = re.compile(ATTRIBUTE)
+
+
+_COMMA = re.compile(r"\s*,")
+
+
+def _attribute_at(text: str, position: int, end: int) -> re.Match[str] | None:
+    """One `, key=value` at ``position`` (the grammar's ATTRIBUTE), or None: without a comma
+    there (the end of every line) the long pattern is not asked."""
+    found = _SIMPLE_ATTRIBUTE.match(text, position, end)
+    if found is None and _COMMA.match(text, position, end) is not None:
+        found = _one_attribute().match(text, position, end)
+    return found
+
+
 # What may end a line after its last token: blanks and a `//` comment (the grammar ignores both).
 _LINE_END = re.compile(r"[ \t\r]*(?://[^\n]*)?")
 # Between the tokens of a tuple shape or an operand list XLA prints `/*index=5*/`.
@@ -287,7 +325,7 @@ class _LineParser:
                 after = close.end()
                 # one attribute after another: what `(?:ATTRIBUTE)+` would match, without
                 # compiling a second copy of the long pattern at start-up
-                while (attribute := _ONE_ATTRIBUTE.match(text, after, line_end)) is not None:
+                while (attribute := _attribute_at(text, after, line_end)) is not None:
                     after = attribute.end()
                 if _LINE_END.fullmatch(text, after, line_end) is None:
                     raise Declined
@@ -402,7 +440,9 @@ class _LineParser:
         literal = None
         typed: dict[int, Shape] | None = None
         if opcode in LITERAL_OPCODES:
-            found = _LITERAL.match(text, lpar_end, end)
+            found = _SIMPLE_LITERAL.match(text, lpar_end, end) or _literal().match(
+                text, lpar_end, end
+            )
             if found is None:
                 raise Declined
             rpar_end = found.end()
@@ -476,7 +516,7 @@ class _LineParser:
         stop = position
         # ATTRIBUTES is ATTRIBUTE repeated, and nothing follows it in the token: matching one
         # ATTRIBUTE after another finds the same pairs in one pass
-        one = _ONE_ATTRIBUTE.match
+        one = _attribute_at
         while (match := one(text, stop, end)) is not None:
             stop = match.end()
             piece = match.group()

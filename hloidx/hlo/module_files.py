@@ -6,9 +6,13 @@ nsys-jax's ``dump/``)."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # module_0008.jit_f.before_optimizations.txt, module_0008.jit_f.cpu_after_optimizations.txt,
 # module_0001.jit_f.sm_8.0_gpu_after_optimizations.txt; not the `-buffer-assignment.txt`,
@@ -62,6 +66,15 @@ def find_module_files(
     missing: list[str] = []
     seen: set[str] = set()
     for arg in paths:
+        if arg != "-" and os.path.isfile(arg):
+            # a file named on the command line, the common case, without pathlib (and the
+            # urllib.parse and ipaddress it imports): start-up counts
+            if arg not in seen:
+                seen.add(arg)
+                files.append((arg, True))
+            continue
+        from pathlib import Path
+
         path = Path(arg)
         if path.is_dir():
             found = sorted(

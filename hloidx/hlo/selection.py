@@ -4,7 +4,6 @@ that names the closest existing names."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
@@ -37,6 +36,8 @@ def _matching(patterns: Iterable[str], names: list[str], what: str) -> set[str]:
         pattern = _bare(raw)
         hits = {n for n in names if fnmatchcase(n, pattern)}
         if not hits:
+            import difflib  # only for a name that matches nothing: start-up counts
+
             close = difflib.get_close_matches(pattern, names, n=3, cutoff=0.5)
             raise SelectionError(f"no {what} matches {raw!r}", close)
         found |= hits

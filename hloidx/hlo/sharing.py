@@ -70,13 +70,35 @@ def structural_key(instr: Instruction) -> tuple[Any, ...]:
     # of each direction): the last answer is kept
     if _LAST_KEY[0] is instr:
         return _LAST_KEY[1]
-    key = _structural_key(instr)
+    # and twice for each instruction of a fused body, one walk apart (its output-to-input
+    # walk, then its input-to-output walk): the keys of the last body asked about are kept
+    comp = instr.computation
+    if comp is None:
+        key = _structural_key(instr)
+        _LAST_KEY[:] = (instr, key)
+        return key
+    if _BODY_KEYS[0] is comp:
+        keys = _BODY_KEYS[1]
+    else:
+        keys = {}
+        _BODY_KEYS[:] = (comp, keys)
+    key = keys.get(id(instr))  # the body holds its instructions: no id is reused meanwhile
+    if key is None:
+        key = keys[id(instr)] = _structural_key(instr)
     _LAST_KEY[:] = (instr, key)
     return key
 
 
 _LAST_KEY: list[Any] = [None, ()]
-register(lambda: _LAST_KEY.__setitem__(slice(None), (None, ())))
+_BODY_KEYS: list[Any] = [None, {}]
+
+
+def _forget_keys() -> None:
+    _LAST_KEY[:] = (None, ())
+    _BODY_KEYS[:] = (None, {})
+
+
+register(_forget_keys)
 
 
 def _structural_key(instr: Instruction) -> tuple[Any, ...]:
@@ -95,18 +117,21 @@ def _structural_key(instr: Instruction) -> tuple[Any, ...]:
     attributes = instr.attributes
     called = None if _CALLS.isdisjoint(attributes) else _called_or_none(instr)
     unkeyed = _UNKEYED_CUSTOM if custom else _UNKEYED
+    operands = instr.operands
     return (
         instr.opcode,
         instr.shape,
-        tuple(o.shape for o in instr.operands),
+        tuple([o.shape for o in operands]),
         tuple(
             sorted(
-                (k, _called_structure(called, k) if called is not None and k in called else v)
-                for k, v in attributes.items()
-                if k not in unkeyed
+                [
+                    (k, _called_structure(called, k) if called is not None and k in called else v)
+                    for k, v in attributes.items()
+                    if k not in unkeyed
+                ]
             )
         ),
-        tuple(o.literal if o.opcode == "constant" else o.opcode == "iota" for o in instr.operands),
+        tuple([o.literal if o.opcode == "constant" else o.opcode == "iota" for o in operands]),
     )
 
 
@@ -203,7 +228,9 @@ def names_inside(table: IndexingTable) -> bool:
 #: Fused bodies that differ somewhere still repeat most of their ops (the same bitcast on the
 #: same shapes): their rule tables are computed once, by :func:`structural_key`, and
 #: re-pointed at each op's own runtime-value producers. Errors are not kept: they name the op.
-_OP_TABLES: dict[tuple[Any, ...], tuple[Instruction, IndexingTable]] = {}
+#: Each entry says whether its table names any producer: most do not, and the very table then
+#: serves every copy without looking again.
+_OP_TABLES: dict[tuple[Any, ...], tuple[Instruction, IndexingTable, bool]] = {}
 register(_OP_TABLES.clear)
 
 
@@ -211,9 +238,9 @@ def op_table(instr: Instruction, direction: str, rule: Any) -> IndexingTable:
     key = (direction, *structural_key(instr))
     hit = _OP_TABLES.get(key)
     if hit is not None:
-        first, table = hit
-        return table if first is instr else rebind(table, first, instr)
+        first, table, named = hit
+        return rebind(table, first, instr) if named and first is not instr else table
     table = rule(instr)
     if len(_OP_TABLES) < 65536:
-        _OP_TABLES[key] = (instr, table)
+        _OP_TABLES[key] = (instr, table, bool(_runtime_producers(table)))
     return table

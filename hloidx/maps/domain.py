@@ -65,8 +65,6 @@ def box_points(
     indexing_map: MapDomain, variables_: Sequence[Var], limit: int
 ) -> dict[Var, np.ndarray]:
     """Every point of the box spanned by ``variables_`` as one column per variable."""
-    import numpy as np
-
     bounds = indexing_map.bounds()
     size = 1
     for v in variables_:
@@ -77,6 +75,8 @@ def box_points(
         )
     if not variables_:
         return {}
+    import numpy as np  # only now: a box over the limit is refused without it
+
     axes = [np.arange(bounds[v].lower, bounds[v].upper + 1, dtype=np.int64) for v in variables_]
     grids = np.meshgrid(*axes, indexing="ij")
     return {v: g.reshape(-1) for v, g in zip(variables_, grids, strict=True)}
@@ -158,8 +158,6 @@ def constraint_group_is_satisfiable(
     indexing_map: MapDomain, constraints: Sequence[Constraint], limit: int = 100_000
 ) -> bool:
     """Whether some point of the box satisfies all ``constraints`` (False when unsure)."""
-    import numpy as np
-
     involved: set[Var] = set()
     for expr, _ in constraints:
         involved |= variables(expr)
@@ -168,6 +166,8 @@ def constraint_group_is_satisfiable(
         columns = box_points(indexing_map, order, limit)
     except EnumerationLimitError:
         return False
+    import numpy as np  # only now: a box over the limit is refused without it
+
     n = 1
     for v in order:
         n *= indexing_map.bounds()[v].size()

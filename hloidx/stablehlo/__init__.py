@@ -18,13 +18,14 @@ _HLO_START = re.compile(r"^\s*(HloModule\b|ENTRY\b|%?[\w.\-]+\s*=\s*\S+\[)", re.
 
 def detect_language(text: str) -> str:
     """``"stablehlo"`` for MLIR text (``module @...``, ``func.func``), else ``"hlo"``."""
-    mlir = _MLIR_START.search(text)
     hlo = _HLO_START.search(text)
-    if mlir is None:
-        return "hlo"
-    if hlo is None or mlir.start() < hlo.start():
-        return "stablehlo"
-    return "hlo"
+    if hlo is None:
+        return "hlo" if _MLIR_START.search(text) is None else "stablehlo"
+    # MLIR only when it starts first: looked for before HLO's start alone (a module of
+    # megabytes is not scanned to its end for a line that is not there). A match ending by
+    # then is one of the whole text (the cut falls at a line start, after a newline); one
+    # starting earlier cannot end later, since from its start HLO would have matched.
+    return "stablehlo" if _MLIR_START.search(text, 0, hlo.start()) is not None else "hlo"
 
 
 def stablehlo_to_hlo(text: str, name: str = "<string>") -> tuple[str, list[int], object]:

@@ -327,8 +327,3 @@ def _kernel_to_output(c: _Conv):
     out_index[dn.output_feature] = builder.dim(dn.kernel_output_feature)
     out_index[dn.output_batch] = builder.new_range(c.out_batch)
     return builder.build(out_index)
-
-
-# The data-dependent rules live in their own modules; importing them here keeps this module
-# the single entry point the rules package imports for the op families of this file's brief.
-from . import dynamic_slicing, gather_scatter  # noqa: E402,F401
