@@ -225,3 +225,29 @@ def test_the_adapters_graphs_are_the_json_model_explorers_own_classes_give():
         graphs.append(graph_builder.Graph(id=graph["id"], nodes=nodes))
     slow = utils.convert_adapter_response({"graphs": graphs})
     assert json.loads(json.dumps(fast)) == json.loads(json.dumps(slow))
+
+
+def test_each_cost_metric_is_the_rows_own_figure():
+    """`cost --format model-explorer --metric M`: each kernel's node value read from the same
+    run's `--format json` rows, by the metric's definition written here."""
+    path = ROOT / "tests" / "data" / "gpu" / "view" / "coalescing.hlo"
+    runner = CliRunner()
+    rows = json.loads(runner.invoke(cli, ["cost", str(path), "--format", "json"]).output)["kernels"]
+    expected = {
+        "time": {r["name"]: r["exec_time_ns"] / 1000 for r in rows},
+        "bytes": {r["name"]: float(r["bytes_read"] + r["bytes_written"]) for r in rows},
+        "bound": {r["name"]: {"memory": 0.0, "compute": 1.0}[r["bound"]] for r in rows},
+        "coalescing": {
+            r["name"]: sum(o["coalesced"] for o in r["operands"]) / len(r["operands"]) for r in rows
+        },
+    }
+    assert 0 < expected["coalescing"]["gathered"] < 1  # a kernel with one operand not coalesced
+    for metric, values in expected.items():
+        args = ["cost", str(path), "--format", "model-explorer", "--metric", metric]
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        got = {k: v["value"] for k, v in json.loads(result.output)["main"]["results"].items()}
+        assert got == pytest.approx(values, rel=1e-6), metric
+    result = runner.invoke(cli, [*args[:-1], "measured"])
+    assert result.exit_code == 2
+    assert "--profile" in result.output

@@ -75,8 +75,17 @@ from .options import global_options, language_option
     show_default=True,
     help="text, json, html (tables, roofline and the step's timeline), trace (the step as "
     "Chrome/Perfetto trace-event JSON: open it in ui.perfetto.dev) or model-explorer (each "
-    "kernel's estimated time as Model Explorer node data: model-explorer FILE "
+    "kernel's --metric as Model Explorer node data: model-explorer FILE "
     "--extensions=hloidx.model_explorer --node_data_paths=OUT.json).",
+)
+@click.option(
+    "--metric",
+    type=click.Choice(["time", "bytes", "flops", "bound", "coalescing", "measured"]),
+    default="time",
+    show_default=True,
+    help="With --format model-explorer: what colours each kernel's node: estimated time per "
+    "launch (us), bytes read + written, flops, bound (0 memory, 1 compute), the share of its "
+    "operands read coalesced, or the measured time per launch (us; needs --profile).",
 )
 @click.option(
     "--compare",
@@ -112,6 +121,7 @@ def cost(
     sort: str,
     limit: int | None,
     fmt: str,
+    metric: str,
     compare_file: str | None,
     profile_path: str | None,
     warmup: int | None,
@@ -228,8 +238,10 @@ def cost(
         elif fmt == "model-explorer":
             from ..model_explorer.convert import COST_METRICS, cost_values, node_data_document
 
-            values = cost_values(report.as_dict(sort, None), "time")
-            label = f"{COST_METRICS['time'][1]} on {report.device.name}"
+            values = cost_values(report.as_dict(sort, None), metric)
+            if not values and metric == "measured":
+                raise click.UsageError("--metric measured needs --profile (a measured run)")
+            label = f"{COST_METRICS[metric][1]} on {report.device.name}"
             click.echo(json.dumps(node_data_document(module, values, label)[0]))
         else:
             click.echo(report.text(sort, limit))

@@ -52,9 +52,18 @@ SORT_KEYS = ("total", "reads", "distinct", "name", "size")
     type=click.Choice(["text", "json", "model-explorer"]),
     default="text",
     show_default=True,
-    help="text, json, or model-explorer (each instruction's most reads per operand element as "
-    "Model Explorer node data, for model-explorer FILE --extensions=hloidx.model_explorer "
+    help="text, json, or model-explorer (each instruction's --metric as Model Explorer node "
+    "data, for model-explorer FILE --extensions=hloidx.model_explorer "
     "--node_data_paths=OUT.json).",
+)
+@click.option(
+    "--metric",
+    type=click.Choice(["reads", "distinct", "total"]),
+    default="reads",
+    show_default=True,
+    help="With --format model-explorer: what colours each instruction's node: the most reads "
+    "per element of any operand, the least share of an operand's elements read (utilization), "
+    "or its element reads in all.",
 )
 @names_option
 @language_option
@@ -67,6 +76,7 @@ def summary(
     no_group: bool,
     no_verify: bool,
     fmt: str,
+    metric: str,
     names: str,
     language: str,
 ) -> None:
@@ -139,8 +149,8 @@ def summary(
     elif fmt == "model-explorer":
         from ..model_explorer.convert import SUMMARY_METRICS, node_data_document, summary_values
 
-        values = summary_values(doc, "reads")
-        click.echo(json.dumps(node_data_document(module, values, SUMMARY_METRICS["reads"][1])[0]))
+        values = summary_values(doc, metric)
+        click.echo(json.dumps(node_data_document(module, values, SUMMARY_METRICS[metric][1])[0]))
     else:
         click.echo("\n".join(summary_lines(doc, limit)))
     if errors:

@@ -100,8 +100,16 @@ COST_METRICS = {
     "time": ("exec_time_ns", "estimated time per launch (µs, hloidx cost)", 1e-3),
     "bytes": ("bytes", "estimated bytes read + written per launch (hloidx cost)", 1.0),
     "flops": ("flops", "flops per launch (hloidx cost)", 1.0),
+    "bound": ("bound", "bound by: 0 memory, 1 compute (hloidx cost)", 1.0),
+    "coalescing": (
+        "coalescing",
+        "share of the kernel's operands read coalesced (hloidx cost)",
+        1.0,
+    ),
     "measured": ("measured", "measured time per launch (µs, profile)", 1e-3),
 }
+#: a row's ``bound`` as the number node data needs
+_BOUND = {"memory": 0.0, "compute": 1.0}
 #: node-data metrics of ``hloidx summary --format model-explorer``
 SUMMARY_METRICS = {
     "reads": ("max_reads", "most reads per operand element (hloidx summary)"),
@@ -120,6 +128,12 @@ def cost_values(cost_doc: dict[str, Any], metric: str = "time") -> dict[str, flo
             value = _number(row.get("bytes_read"))
             written = _number(row.get("bytes_written"))
             value = None if value is None or written is None else value + written
+        elif field_name == "bound":
+            value = _BOUND.get(row.get("bound"))
+        elif field_name == "coalescing":
+            flags = [o.get("coalesced") for o in row.get("operands") or []]
+            flags = [f for f in flags if isinstance(f, bool)]
+            value = sum(flags) / len(flags) if flags else None
         elif field_name == "measured":
             measured = row.get("measured")
             value = _number(measured.get("mean_ns")) if isinstance(measured, dict) else None
