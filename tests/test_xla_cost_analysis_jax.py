@@ -123,8 +123,19 @@ def _ours(text: str) -> dict[str, float]:
     return total
 
 
+def _jaxlib_version() -> tuple[int, ...]:
+    import jaxlib
+
+    return tuple(int(x) for x in jaxlib.__version__.split(".")[:2])
+
+
 @pytest.mark.parametrize("op", sorted(MODULES))
 def test_per_op_counts_match_xla_hlo_cost_analysis(op):
+    if op == "tuple" and _jaxlib_version() >= (0, 12):
+        # XLA at the reference commit counts a tuple as GetShapeSize of its shape, its index
+        # table (8 bytes a pointer: 16 for two elements), as jaxlib 0.10 does; jaxlib 0.12's
+        # client gives 8 for the same module. hloidx follows the reference commit.
+        pytest.skip("jaxlib >= 0.12 counts a tuple's index table differently from the reference")
     text = MODULES[op]
     xla, ours = _xla(text), _ours(text)
     keys = [k for k in xla if k.startswith(("bytes accessed", "utilization"))]

@@ -348,6 +348,21 @@ def _default_comparison(type_name: str) -> str:
     return "FLOAT"
 
 
+#: ``HloInstructionProto.comparison_order`` (field 102): newer XLA (jaxlib 0.12) writes the
+#: order here instead of ``comparison_type``; read from the unknown fields, as our schema
+#: predates it
+_COMPARISON_ORDER_FIELD = 102
+
+
+def _comparison_order(ins: Any) -> str:
+    from google.protobuf import unknown_fields
+
+    for field in unknown_fields.UnknownFieldSet(ins):
+        if field.field_number == _COMPARISON_ORDER_FIELD and isinstance(field.data, bytes):
+            return field.data.decode("utf-8", errors="replace")
+    return ""
+
+
 def _compare(ins: Any, out: list[str], ctx: Context) -> None:
     out.append(f"direction={ins.comparison_direction}")
     operand = ctx.operand_shape(ins)
@@ -359,6 +374,13 @@ def _compare(ins: Any, out: list[str], ctx: Context) -> None:
         and kind.upper() != _default_comparison(element_type_name(operand.element_type))
     ):
         out.append(f"type={kind.upper()}")
+    order = _comparison_order(ins) if not kind and operand is not None else ""
+    if order:
+        # printed as newer XLA prints it: only when it is not the element type's own order
+        # (floats compare partially, integers and predicates totally)
+        floating = _default_comparison(element_type_name(operand.element_type)) == "FLOAT"
+        if order.upper() != ("PARTIAL" if floating else "TOTAL"):
+            out.append(f"order={order.upper()}")
 
 
 def _custom_call(ins: Any, out: list[str], ctx: Context) -> None:
@@ -445,6 +467,10 @@ def _top_k(ins: Any, out: list[str], ctx: Context) -> None:
     out.append(f"k={ins.k}")
     if ins.largest:
         out.append("largest=true")
+    if ins.is_stable:
+        # newer XLA (jaxlib 0.12) makes a top-k stable by default and prints it; older XLA
+        # writes no such flag, so it is printed only where the proto sets it
+        out.append("is_stable=true")
 
 
 def _copy_start(ins: Any, out: list[str], ctx: Context) -> None:
