@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .proto_values import element_type_name, replica_groups_text, shape_text, sharding_text
+from .proto_compare import compare_attributes
+from .proto_values import replica_groups_text, shape_text, sharding_text
 
 __all__ = ["Context", "extra_attributes", "frontend_attributes_text", "lexes_as_dict"]
 
@@ -335,54 +336,6 @@ def _scatter(ins: Any, out: list[str], ctx: Context) -> None:
         out.append("unique_indices=true")
 
 
-_DEFAULT_COMPARISON = {"pred": "UNSIGNED"}
-
-
-def _default_comparison(type_name: str) -> str:
-    if type_name in _DEFAULT_COMPARISON:
-        return _DEFAULT_COMPARISON[type_name]
-    if type_name.startswith("s"):
-        return "SIGNED"
-    if type_name.startswith("u"):
-        return "UNSIGNED"
-    return "FLOAT"
-
-
-#: ``HloInstructionProto.comparison_order`` (field 102): newer XLA (jaxlib 0.12) writes the
-#: order here instead of ``comparison_type``; read from the unknown fields, as our schema
-#: predates it
-_COMPARISON_ORDER_FIELD = 102
-
-
-def _comparison_order(ins: Any) -> str:
-    from google.protobuf import unknown_fields
-
-    for field in unknown_fields.UnknownFieldSet(ins):
-        if field.field_number == _COMPARISON_ORDER_FIELD and isinstance(field.data, bytes):
-            return field.data.decode("utf-8", errors="replace")
-    return ""
-
-
-def _compare(ins: Any, out: list[str], ctx: Context) -> None:
-    out.append(f"direction={ins.comparison_direction}")
-    operand = ctx.operand_shape(ins)
-    kind = ins.comparison_type
-    if (
-        kind
-        and operand is not None
-        and operand.element_type not in (13, 14, 17)
-        and kind.upper() != _default_comparison(element_type_name(operand.element_type))
-    ):
-        out.append(f"type={kind.upper()}")
-    order = _comparison_order(ins) if not kind and operand is not None else ""
-    if order:
-        # printed as newer XLA prints it: only when it is not the element type's own order
-        # (floats compare partially, integers and predicates totally)
-        floating = _default_comparison(element_type_name(operand.element_type)) == "FLOAT"
-        if order.upper() != ("PARTIAL" if floating else "TOTAL"):
-            out.append(f"order={order.upper()}")
-
-
 def _custom_call(ins: Any, out: list[str], ctx: Context) -> None:
     if ins.HasField("window"):
         out.append("window=" + _window(ins.window))
@@ -519,7 +472,7 @@ _BY_OPCODE: dict[str, Callable[[Any, list[str], Context], None]] = {
     "select-and-scatter": _window_only,
     "gather": _gather,
     "scatter": _scatter,
-    "compare": _compare,
+    "compare": compare_attributes,
     "custom-call": _custom_call,
     "fusion": _fusion,
     "parameter": _parameter,
