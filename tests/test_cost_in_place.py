@@ -13,9 +13,10 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from in_place_modules import ns as _ns
+from in_place_modules import report as _report
 
 from hloidx.perf.backend_config import lenient_json
-from hloidx.perf.gpu_specs import resolve_device
 from hloidx.perf.op_profiles import clock_cycles
 from hloidx.perf.report import estimate_module
 
@@ -24,24 +25,6 @@ ADD = "b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)"
 # kernels (hloidx/perf/data/measured_calibration.json), not XLA's 1 us launch overhead
 PER_KERNEL_NS = 1874.0 + 1152.0
 F32, BF16, S32 = 4, 2, 4
-
-
-def _xla_accepts(text: str) -> None:
-    """The module is one XLA's own HLO parser reads (skipped without jaxlib)."""
-    try:
-        from jaxlib._hlo import hlo_module_from_text
-    except ImportError:
-        return
-    hlo_module_from_text(text)
-
-
-def _report(text: str, device: str = "h100"):
-    _xla_accepts(text)
-    return estimate_module(text, device)
-
-
-def _ns(nbytes: int, device: str = "h100") -> float:
-    return nbytes / resolve_device(device).memory_bandwidth * 1e9
 
 
 def _row(report, name: str):

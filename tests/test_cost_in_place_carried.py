@@ -20,10 +20,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from in_place_modules import ns as _ns
+from in_place_modules import report as _report
+from in_place_modules import xla_accepts as _xla_accepts
 
 import hloidx
 from hloidx.perf.gpu_specs import resolve_device
-from hloidx.perf.report import estimate_module
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCH_NS = 1000.0  # XLA's kernel launch overhead (gpu_performance_model_base.h)
@@ -31,24 +33,6 @@ FLOOR_NS = 1874.0  # the default model's kernel floor, measured (data/measured_c
 GAP_NS = 1152.0  # the default model's measured gap between kernels, per launch
 F32, S32 = 4, 4
 DONATE_0 = ", input_output_alias={ {}: (0, {}, may-alias) }"
-
-
-def _xla_accepts(text: str) -> None:
-    """The module is one XLA's own HLO parser reads (skipped without jaxlib)."""
-    try:
-        from jaxlib._hlo import hlo_module_from_text
-    except ImportError:
-        return
-    hlo_module_from_text(text)
-
-
-def _report(text: str, device: str = "h100"):
-    _xla_accepts(text)
-    return estimate_module(text, device)
-
-
-def _ns(nbytes: int, device: str = "h100") -> float:
-    return nbytes / resolve_device(device).memory_bandwidth * 1e9
 
 
 def _copies(report) -> dict[str, tuple[int, int, int]]:
