@@ -57,6 +57,9 @@ def served(tmp_path_factory):
     port = _free_port()
     log = (folder / "server.log").open("w+")
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    # the server prints its address and keeps running: unbuffered, or the line waits in a
+    # buffer that is never flushed into the log
+    env["PYTHONUNBUFFERED"] = "1"
     server = subprocess.Popen(
         [
             *(sys.executable, "-m", "hloidx.model_explorer", str(MODULE), str(node_data)),

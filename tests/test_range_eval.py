@@ -142,7 +142,9 @@ def test_range_cost_is_linear_in_dag_size():
         e = add(e, mod(e, 7 + i % 5))
     start = time.perf_counter()
     r = expr_range(e, BOUNDS)
-    assert time.perf_counter() - start < 0.5
+    # a tree walk would visit 2**200 nodes and never return; the DAG walk takes milliseconds,
+    # so a generous bound keeps the test meaningful on a loaded 2-core CI machine
+    assert time.perf_counter() - start < 5.0
     assert r.lower == 0
 
 
